@@ -1,0 +1,11 @@
+// libtorch lives outside the system library path: record it in the binary's rpath so
+// `beryl` and the tests find libtorch_cpu.so (and never a Debian libtorch by accident).
+fn main() {
+    println!("cargo:rerun-if-env-changed=LIBTORCH");
+    if let Ok(dir) = std::env::var("LIBTORCH") {
+        println!("cargo:rustc-link-arg=-Wl,-rpath,{dir}/lib");
+    }
+    // FAISS is built into /usr/local by scripts/setup.sh; rust-lld does not search there.
+    println!("cargo:rustc-link-search=native=/usr/local/lib");
+    println!("cargo:rustc-link-arg=-Wl,-rpath,/usr/local/lib");
+}

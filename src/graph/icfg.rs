@@ -1,0 +1,171 @@
+//! The interprocedural CFG of a whole corpus: every function's CFG in one petgraph graph,
+//! joined by call and return edges.
+
+use super::cfg::{FnCfg, FunctionMeta, ENTRY, EXIT};
+use super::node::{EdgeKind, Lang, Node};
+use super::resolve::Resolver;
+use crate::lang::FileUnit;
+use petgraph::graph::{DiGraph, NodeIndex};
+use petgraph::visit::EdgeRef;
+use petgraph::Direction;
+use serde::Serialize;
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct SourceFile {
+    pub path: PathBuf,
+    pub lang: Lang,
+    pub lines: u32,
+    pub bytes: u64,
+    pub error_regions: u32,
+    #[serde(skip)]
+    pub unit: FileUnit,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Function {
+    pub meta: FunctionMeta,
+    #[serde(skip)]
+    pub entry: NodeIndex,
+    #[serde(skip)]
+    pub exit: NodeIndex,
+}
+
+/// A call written in a node, and what it resolved to.
+#[derive(Clone, Debug, Serialize)]
+pub struct CallSite {
+    #[serde(skip)]
+    pub node: NodeIndex,
+    /// Index into the node's `calls`.
+    pub call: u32,
+    /// Resolved callee function ids; empty means an external target (library, pointer,
+    /// virtual dispatch, or a name the corpus does not define).
+    pub targets: Vec<u32>,
+}
+
+#[derive(Default)]
+pub struct Icfg {
+    pub graph: DiGraph<Node, EdgeKind>,
+    pub files: Vec<SourceFile>,
+    pub functions: Vec<Function>,
+    pub calls: Vec<CallSite>,
+}
+
+impl Icfg {
+    /// Adds one file's functions. Node `file`/`function` ids are rewritten to corpus ids.
+    pub fn add_file(&mut self, mut file: SourceFile, functions: Vec<(FunctionMeta, FnCfg)>) -> u32 {
+        let file_id = self.files.len() as u32;
+        file.lang = functions.first().map(|f| f.0.lang).unwrap_or(file.lang);
+        self.files.push(file);
+        for (mut meta, cfg) in functions {
+            let fid = self.functions.len() as u32;
+            meta.file = file_id;
+            let base = self.graph.node_count() as u32;
+            for mut n in cfg.nodes {
+                n.file = file_id;
+                n.function = fid;
+                self.graph.add_node(n);
+            }
+            for (a, b, k) in cfg.edges {
+                self.graph.add_edge(NodeIndex::new((base + a) as usize), NodeIndex::new((base + b) as usize), k);
+            }
+            self.functions.push(Function {
+                meta,
+                entry: NodeIndex::new((base + ENTRY) as usize),
+                exit: NodeIndex::new((base + EXIT) as usize),
+            });
+        }
+        file_id
+    }
+
+    /// Resolves every call site and adds call and return edges. Run once, after all files.
+    pub fn link(&mut self) {
+        let resolver = Resolver::new(self);
+        let mut sites = Vec::new();
+        for idx in self.graph.node_indices() {
+            let node = &self.graph[idx];
+            for (i, call) in node.calls.iter().enumerate() {
+                let caller = &self.functions[node.function as usize];
+                let targets = resolver.resolve(caller, &self.files[caller.meta.file as usize].unit, call);
+                sites.push(CallSite { node: idx, call: i as u32, targets });
+            }
+        }
+        drop(resolver);
+        for site in &sites {
+            let after: Vec<NodeIndex> = self
+                .graph
+                .edges_directed(site.node, Direction::Outgoing)
+                .filter(|e| !matches!(e.weight(), EdgeKind::Call | EdgeKind::Return))
+                .map(|e| e.target())
+                .collect();
+            for &t in &site.targets {
+                let f = &self.functions[t as usize];
+                let (entry, exit) = (f.entry, f.exit);
+                if self.graph.find_edge(site.node, entry).is_none() {
+                    self.graph.add_edge(site.node, entry, EdgeKind::Call);
+                }
+                for &a in &after {
+                    if !self.graph.edges_connecting(exit, a).any(|e| *e.weight() == EdgeKind::Return) {
+                        self.graph.add_edge(exit, a, EdgeKind::Return);
+                    }
+                }
+            }
+        }
+        self.calls = sites;
+    }
+
+    /// Functions named `name` (simple or qualified suffix, e.g. `Cls::run` or `Cls.run`).
+    pub fn functions_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = (u32, &'a Function)> + 'a {
+        self.functions.iter().enumerate().filter_map(move |(i, f)| {
+            let q = f.meta.qualified();
+            let hit = f.meta.name == name
+                || q == name
+                || q.ends_with(&format!("::{name}"))
+                || q.ends_with(&format!(".{name}"));
+            hit.then_some((i as u32, f))
+        })
+    }
+
+    /// Nodes of function `f`, ENTRY and EXIT first (nodes of one function are contiguous).
+    pub fn function_nodes(&self, f: u32) -> std::ops::Range<usize> {
+        let start = self.functions[f as usize].entry.index();
+        let end = self
+            .functions
+            .get(f as usize + 1)
+            .map(|g| g.entry.index())
+            .unwrap_or(self.graph.node_count());
+        start..end
+    }
+
+    /// Breadth-first distances from `from` to every node within `radius` edges, following
+    /// edges both ways when `undirected`. Bounded, so it never touches the whole corpus.
+    pub fn distances_within(&self, from: NodeIndex, radius: u32, undirected: bool) -> HashMap<NodeIndex, u32> {
+        let mut dist = HashMap::new();
+        dist.insert(from, 0);
+        let mut queue = VecDeque::from([from]);
+        while let Some(n) = queue.pop_front() {
+            let d = dist[&n];
+            if d == radius {
+                continue;
+            }
+            let out = self.graph.neighbors_directed(n, Direction::Outgoing);
+            let inc = undirected
+                .then(|| self.graph.neighbors_directed(n, Direction::Incoming))
+                .into_iter()
+                .flatten();
+            for m in out.chain(inc) {
+                if let std::collections::hash_map::Entry::Vacant(e) = dist.entry(m) {
+                    e.insert(d + 1);
+                    queue.push_back(m);
+                }
+            }
+        }
+        dist
+    }
+
+    /// Length of the shortest path from `a` to `b` of at most `radius` edges.
+    pub fn shortest_path(&self, a: NodeIndex, b: NodeIndex, radius: u32, undirected: bool) -> Option<u32> {
+        self.distances_within(a, radius, undirected).get(&b).copied()
+    }
+}

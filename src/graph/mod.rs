@@ -1,0 +1,11 @@
+//! Graphs of code: the node vocabulary, per-function CFGs and the corpus-wide ICFG.
+
+pub mod cfg;
+pub mod icfg;
+pub mod node;
+mod resolve;
+pub mod stats;
+
+pub use cfg::{FnCfg, FunctionMeta, LocalId, ENTRY, EXIT};
+pub use icfg::{CallSite, Function, Icfg, SourceFile};
+pub use node::{normalize_ws, CallRef, EdgeKind, Lang, Node, NodeKind};

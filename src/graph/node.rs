@@ -1,0 +1,198 @@
+//! The node and edge vocabulary shared by source-code and p-code graphs.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Lang {
+    C,
+    Cpp,
+    Java,
+    Pcode,
+}
+
+impl Lang {
+    pub fn name(self) -> &'static str {
+        match self {
+            Lang::C => "c",
+            Lang::Cpp => "cpp",
+            Lang::Java => "java",
+            Lang::Pcode => "pcode",
+        }
+    }
+}
+
+/// What a CFG node stands for. Source and p-code graphs use the same kinds so that
+/// later stages can compare them; p-code adds `Math` and `Text` for its marked statements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeKind {
+    Entry,
+    Exit,
+    /// An expression statement (assignment, call, increment, ...).
+    Statement,
+    /// A declaration with an initializer.
+    Declaration,
+    /// The test of an if / else-if (or a ternary-free branch point).
+    Condition,
+    /// The head of a loop: its test, or the iteration of a for-each.
+    LoopHead,
+    /// The scrutinee of a switch.
+    Switch,
+    /// A case or default label.
+    Case,
+    Break,
+    Continue,
+    Return,
+    Goto,
+    Label,
+    Throw,
+    Try,
+    Catch,
+    Finally,
+    /// Java `synchronized (lock)`.
+    Synchronized,
+    /// A statement that is only a call (p-code `CALL(args)`).
+    Call,
+    /// p-code math statement `$…$`.
+    Math,
+    /// p-code natural-language statement `@…@`.
+    Text,
+}
+
+impl NodeKind {
+    pub const ALL: [NodeKind; 21] = [
+        NodeKind::Entry,
+        NodeKind::Exit,
+        NodeKind::Statement,
+        NodeKind::Declaration,
+        NodeKind::Condition,
+        NodeKind::LoopHead,
+        NodeKind::Switch,
+        NodeKind::Case,
+        NodeKind::Break,
+        NodeKind::Continue,
+        NodeKind::Return,
+        NodeKind::Goto,
+        NodeKind::Label,
+        NodeKind::Throw,
+        NodeKind::Try,
+        NodeKind::Catch,
+        NodeKind::Finally,
+        NodeKind::Synchronized,
+        NodeKind::Call,
+        NodeKind::Math,
+        NodeKind::Text,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            NodeKind::Entry => "entry",
+            NodeKind::Exit => "exit",
+            NodeKind::Statement => "statement",
+            NodeKind::Declaration => "declaration",
+            NodeKind::Condition => "condition",
+            NodeKind::LoopHead => "loop_head",
+            NodeKind::Switch => "switch",
+            NodeKind::Case => "case",
+            NodeKind::Break => "break",
+            NodeKind::Continue => "continue",
+            NodeKind::Return => "return",
+            NodeKind::Goto => "goto",
+            NodeKind::Label => "label",
+            NodeKind::Throw => "throw",
+            NodeKind::Try => "try",
+            NodeKind::Catch => "catch",
+            NodeKind::Finally => "finally",
+            NodeKind::Synchronized => "synchronized",
+            NodeKind::Call => "call",
+            NodeKind::Math => "math",
+            NodeKind::Text => "text",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum EdgeKind {
+    /// Straight-line flow.
+    Seq,
+    /// A condition or loop test that holds (also: switch to a case, for-each to its body).
+    True,
+    /// A condition or loop test that fails (also: switch with no matching case).
+    False,
+    /// From the end of a loop body back to its head.
+    Back,
+    /// break / continue / return / goto / throw without a handler in the function.
+    Jump,
+    /// From a try region to its handlers.
+    Exception,
+    /// Call site → callee ENTRY.
+    Call,
+    /// Callee EXIT → the node after the call site.
+    Return,
+}
+
+impl EdgeKind {
+    pub const ALL: [EdgeKind; 8] = [
+        EdgeKind::Seq,
+        EdgeKind::True,
+        EdgeKind::False,
+        EdgeKind::Back,
+        EdgeKind::Jump,
+        EdgeKind::Exception,
+        EdgeKind::Call,
+        EdgeKind::Return,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            EdgeKind::Seq => "seq",
+            EdgeKind::True => "true",
+            EdgeKind::False => "false",
+            EdgeKind::Back => "back",
+            EdgeKind::Jump => "jump",
+            EdgeKind::Exception => "exception",
+            EdgeKind::Call => "call",
+            EdgeKind::Return => "return",
+        }
+    }
+}
+
+/// A call written in a node: the callee as the syntax names it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallRef {
+    /// The last name component (`foo` in `a.b::foo(x)`).
+    pub name: String,
+    /// The qualifier as written (`a.b` or `ns::Cls`), empty when unqualified.
+    pub qualifier: String,
+    pub argc: u32,
+    /// `obj.m()` / `p->m()` in C++ and Java: resolution needs the receiver's type.
+    pub member: bool,
+}
+
+/// One node of a CFG. Line numbers are 1-based and inclusive; byte spans half-open.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Node {
+    pub kind: NodeKind,
+    pub lang: Lang,
+    pub file: u32,
+    pub function: u32,
+    pub bytes: (u32, u32),
+    pub lines: (u32, u32),
+    /// Source text with whitespace runs collapsed to one space.
+    pub text: String,
+    pub calls: Vec<CallRef>,
+}
+
+/// Collapses every whitespace run to one space and trims the ends.
+pub fn normalize_ws(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for word in s.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
+}

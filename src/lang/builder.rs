@@ -1,0 +1,700 @@
+//! Statement syntax → CFG for one function body. C, C++ and Java share most tree-sitter
+//! node names, so one builder serves all three and branches where they differ.
+//!
+//! Construction threads a *frontier* through the statements: the dangling edges
+//! `(from, kind)` that the next node will receive. Loops and switches push a jump target;
+//! break/continue/return/goto/throw end the frontier and add their edge directly.
+//!
+//! Edge-kind rules: an edge entering a loop head from the end of its body is `Back`
+//! (whatever branch it left by); break/continue/return/goto and a throw with no handler
+//! in the function are `Jump`; a try reaches its handlers by `Exception`, and so does a
+//! throw inside the try body.
+
+use super::calls;
+use crate::graph::{normalize_ws, EdgeKind, FnCfg, Lang, LocalId, Node, NodeKind, EXIT};
+use std::collections::HashMap;
+use tree_sitter::Node as TsNode;
+
+type Frontier = Vec<(LocalId, EdgeKind)>;
+
+struct Target {
+    label: Option<String>,
+    /// `None` for switch and labelled blocks: `continue` skips them.
+    continue_to: Option<LocalId>,
+    breaks: Vec<LocalId>,
+}
+
+struct TryCtx {
+    handlers: Vec<LocalId>,
+    /// Returns inside a try that has a finally block run the finally first.
+    has_finally: bool,
+    returns: Vec<LocalId>,
+}
+
+pub struct Builder<'a> {
+    lang: Lang,
+    src: &'a [u8],
+    file: u32,
+    function: u32,
+    cfg: FnCfg,
+    targets: Vec<Target>,
+    tries: Vec<TryCtx>,
+    labels: HashMap<String, LocalId>,
+    gotos: Vec<(LocalId, String)>,
+    /// A label written before the next loop/switch/block (Java labelled statements).
+    pending_label: Option<String>,
+}
+
+impl<'a> Builder<'a> {
+    pub fn new(lang: Lang, src: &'a [u8], file: u32, function: u32, whole: TsNode) -> Self {
+        Builder {
+            lang,
+            src,
+            file,
+            function,
+            cfg: FnCfg::new(lang, file, function, span(whole).0, span(whole).1),
+            targets: Vec::new(),
+            tries: Vec::new(),
+            labels: HashMap::new(),
+            gotos: Vec::new(),
+            pending_label: None,
+        }
+    }
+
+    /// Builds the CFG of `body` (a block, or an expression for expression lambdas).
+    pub fn build(mut self, body: TsNode<'a>) -> FnCfg {
+        let start: Frontier = vec![(crate::graph::ENTRY, EdgeKind::Seq)];
+        let end = if is_block(body.kind()) {
+            self.stmt(body, start)
+        } else {
+            // Expression-bodied lambda: its value is returned.
+            let r = self.node(NodeKind::Return, body, body);
+            self.connect(&start, r);
+            self.cfg.edge(r, EXIT, EdgeKind::Jump);
+            Vec::new()
+        };
+        self.connect(&end, EXIT);
+        for (g, label) in std::mem::take(&mut self.gotos) {
+            let to = self.labels.get(&label).copied().unwrap_or(EXIT);
+            self.cfg.edge(g, to, EdgeKind::Jump);
+        }
+        self.cfg
+    }
+
+    fn text(&self, n: TsNode) -> &'a str {
+        n.utf8_text(self.src).unwrap_or("")
+    }
+
+    /// Adds a node of `kind` spanning `n`, with calls collected from `calls_in`.
+    fn node(&mut self, kind: NodeKind, n: TsNode, calls_in: TsNode) -> LocalId {
+        let (bytes, lines) = span(n);
+        let mut cs = Vec::new();
+        calls::collect(self.lang, calls_in, self.src, &mut cs);
+        self.cfg.add(Node {
+            kind,
+            lang: self.lang,
+            file: self.file,
+            function: self.function,
+            bytes,
+            lines,
+            text: normalize_ws(self.text(n)),
+            calls: cs,
+        })
+    }
+
+    /// A node whose text is a fixed word (`try`, `finally`, `do`), without calls.
+    fn marker(&mut self, kind: NodeKind, n: TsNode, word: &str) -> LocalId {
+        let (bytes, lines) = span(n);
+        self.cfg.add(Node {
+            kind,
+            lang: self.lang,
+            file: self.file,
+            function: self.function,
+            bytes: (bytes.0, bytes.0 + word.len() as u32),
+            lines: (lines.0, lines.0),
+            text: word.to_string(),
+            calls: Vec::new(),
+        })
+    }
+
+    fn connect(&mut self, from: &Frontier, to: LocalId) {
+        for &(f, k) in from {
+            self.cfg.edge(f, to, k);
+        }
+    }
+
+    fn connect_back(&mut self, from: &Frontier, head: LocalId) {
+        for &(f, k) in from {
+            let k = if k == EdgeKind::Jump { k } else { EdgeKind::Back };
+            self.cfg.edge(f, head, k);
+        }
+    }
+
+    fn stmts<I: IntoIterator<Item = TsNode<'a>>>(&mut self, it: I, mut fr: Frontier) -> Frontier {
+        for s in it {
+            fr = self.stmt(s, fr);
+        }
+        fr
+    }
+
+    fn children(n: TsNode<'a>) -> Vec<TsNode<'a>> {
+        let mut c = n.walk();
+        n.named_children(&mut c).collect()
+    }
+
+    fn stmt(&mut self, n: TsNode<'a>, fr: Frontier) -> Frontier {
+        let kind = n.kind();
+        let label = if matches!(
+            kind,
+            "for_statement" | "while_statement" | "do_statement" | "enhanced_for_statement" | "for_range_loop"
+                | "switch_statement" | "switch_expression" | "block" | "compound_statement"
+        ) {
+            self.pending_label.take()
+        } else {
+            None
+        };
+        match kind {
+            "compound_statement" | "block" | "constructor_body" | "declaration_list" => {
+                let kids = Self::children(n);
+                self.breakable_block(label, kids, fr)
+            }
+            // Preprocessor conditionals inside bodies: their statements in textual order.
+            "preproc_if" | "preproc_ifdef" | "preproc_else" | "preproc_elif" | "preproc_elifdef" => {
+                let kids: Vec<_> = Self::children(n)
+                    .into_iter()
+                    .filter(|c| !matches!(c.kind(), "identifier" | "preproc_defined" | "binary_expression"))
+                    .filter(|c| c.start_byte() > n.start_byte() || c.kind().starts_with("preproc_e"))
+                    .collect();
+                self.stmts(kids, fr)
+            }
+            "expression_statement" => {
+                // A Java switch used as a statement-expression keeps its structure.
+                if let Some(inner) = n.named_child(0) {
+                    if inner.kind() == "switch_expression" {
+                        return self.stmt(inner, fr);
+                    }
+                }
+                self.simple(NodeKind::Statement, n, fr)
+            }
+            "declaration" | "local_variable_declaration" => {
+                if has_initializer(n) {
+                    self.simple(NodeKind::Declaration, n, fr)
+                } else {
+                    fr
+                }
+            }
+            "if_statement" => self.if_stmt(n, fr),
+            "while_statement" => self.while_stmt(n, label, fr),
+            "do_statement" => self.do_stmt(n, label, fr),
+            "for_statement" => self.for_stmt(n, label, fr),
+            "enhanced_for_statement" | "for_range_loop" => self.foreach_stmt(n, label, fr),
+            "switch_statement" | "switch_expression" => self.switch_stmt(n, label, fr),
+            "break_statement" => self.jump_stmt(n, fr, true),
+            "continue_statement" => self.jump_stmt(n, fr, false),
+            "return_statement" | "co_return_statement" | "yield_statement" => {
+                let r = self.node(NodeKind::Return, n, n);
+                self.connect(&fr, r);
+                self.route_return(r);
+                Vec::new()
+            }
+            "goto_statement" => {
+                let g = self.node(NodeKind::Goto, n, n);
+                self.connect(&fr, g);
+                let label = n.child_by_field_name("label").map(|l| self.text(l).to_string()).unwrap_or_default();
+                self.gotos.push((g, label));
+                Vec::new()
+            }
+            "labeled_statement" => self.labeled(n, fr),
+            "try_statement" | "try_with_resources_statement" => self.try_stmt(n, fr),
+            "throw_statement" => {
+                let t = self.node(NodeKind::Throw, n, n);
+                self.connect(&fr, t);
+                match self.tries.last() {
+                    Some(ctx) if !ctx.handlers.is_empty() => {
+                        for h in ctx.handlers.clone() {
+                            self.cfg.edge(t, h, EdgeKind::Exception);
+                        }
+                    }
+                    _ => self.cfg.edge(t, EXIT, EdgeKind::Jump),
+                }
+                Vec::new()
+            }
+            "synchronized_statement" => {
+                let lock = n.child_by_field_name("lock").or_else(|| n.named_child(0)).unwrap_or(n);
+                let s = self.node_with_head(NodeKind::Synchronized, n, lock);
+                self.connect(&fr, s);
+                match n.child_by_field_name("body") {
+                    Some(b) => self.stmt(b, vec![(s, EdgeKind::Seq)]),
+                    None => vec![(s, EdgeKind::Seq)],
+                }
+            }
+            // Nested types and functions are separate CFGs; comments, empty statements,
+            // type definitions and declarations without initializer add no node.
+            "comment" | "line_comment" | "block_comment" | ";" | "empty_statement" | "type_definition"
+            | "struct_specifier" | "union_specifier" | "enum_specifier" | "class_specifier"
+            | "class_declaration" | "interface_declaration" | "enum_declaration" | "record_declaration"
+            | "local_class_declaration" | "function_definition" | "preproc_include" | "preproc_def"
+            | "preproc_function_def" | "preproc_call" | "alias_declaration" | "using_declaration"
+            | "namespace_alias_definition" | "static_assert_declaration" | "template_declaration"
+            | "field_declaration" | "access_specifier" => fr,
+            "ERROR" => {
+                // Keep what tree-sitter recovered inside an error region.
+                let kids: Vec<_> = Self::children(n).into_iter().filter(|c| is_statement(c.kind())).collect();
+                self.stmts(kids, fr)
+            }
+            _ if n.is_named() && !n.is_extra() => self.simple(NodeKind::Statement, n, fr),
+            _ => fr,
+        }
+    }
+
+    fn simple(&mut self, kind: NodeKind, n: TsNode, fr: Frontier) -> Frontier {
+        let id = self.node(kind, n, n);
+        self.connect(&fr, id);
+        vec![(id, EdgeKind::Seq)]
+    }
+
+    /// A node for a compound statement's head: spans and text of `head` only.
+    fn node_with_head(&mut self, kind: NodeKind, _whole: TsNode, head: TsNode) -> LocalId {
+        self.node(kind, head, head)
+    }
+
+    fn breakable_block(&mut self, label: Option<String>, kids: Vec<TsNode<'a>>, fr: Frontier) -> Frontier {
+        if label.is_none() {
+            return self.stmts(kids, fr);
+        }
+        self.targets.push(Target { label, continue_to: None, breaks: Vec::new() });
+        let mut out = self.stmts(kids, fr);
+        let t = self.targets.pop().expect("pushed above");
+        out.extend(t.breaks.into_iter().map(|b| (b, EdgeKind::Jump)));
+        out
+    }
+
+    fn if_stmt(&mut self, n: TsNode<'a>, fr: Frontier) -> Frontier {
+        let cond = n.child_by_field_name("condition").unwrap_or(n);
+        let c = self.node(NodeKind::Condition, strip_parens(cond), cond);
+        self.connect(&fr, c);
+        let mut out = match n.child_by_field_name("consequence") {
+            Some(b) => self.stmt(b, vec![(c, EdgeKind::True)]),
+            None => vec![(c, EdgeKind::True)],
+        };
+        match n.child_by_field_name("alternative") {
+            Some(alt) => {
+                // C/C++ wrap the else branch in an else_clause; Java gives the statement.
+                let alt = if alt.kind() == "else_clause" {
+                    alt.named_children(&mut alt.walk()).find(|k| !k.is_extra()).unwrap_or(alt)
+                } else {
+                    alt
+                };
+                if alt.kind() == "else_clause" {
+                    out.push((c, EdgeKind::False));
+                } else {
+                    out.extend(self.stmt(alt, vec![(c, EdgeKind::False)]));
+                }
+            }
+            None => out.push((c, EdgeKind::False)),
+        }
+        out
+    }
+
+    fn loop_body(&mut self, body: Option<TsNode<'a>>, head: LocalId, cont: LocalId, label: Option<String>, fr: Frontier) -> (Frontier, Vec<LocalId>) {
+        self.targets.push(Target { label, continue_to: Some(cont), breaks: Vec::new() });
+        let out = match body {
+            Some(b) => self.stmt(b, fr),
+            None => fr,
+        };
+        let t = self.targets.pop().expect("pushed above");
+        let _ = head;
+        (out, t.breaks)
+    }
+
+    fn while_stmt(&mut self, n: TsNode<'a>, label: Option<String>, fr: Frontier) -> Frontier {
+        let cond = n.child_by_field_name("condition").unwrap_or(n);
+        let h = self.node(NodeKind::LoopHead, strip_parens(cond), cond);
+        self.connect(&fr, h);
+        let (end, breaks) = self.loop_body(n.child_by_field_name("body"), h, h, label, vec![(h, EdgeKind::True)]);
+        self.connect_back(&end, h);
+        let mut out = vec![(h, EdgeKind::False)];
+        out.extend(breaks.into_iter().map(|b| (b, EdgeKind::Jump)));
+        out
+    }
+
+    fn do_stmt(&mut self, n: TsNode<'a>, label: Option<String>, fr: Frontier) -> Frontier {
+        let cond = n.child_by_field_name("condition").unwrap_or(n);
+        let h = self.node(NodeKind::LoopHead, strip_parens(cond), cond);
+        // The test's true edge re-enters the body: it is the loop's back edge.
+        let mut entry = fr;
+        entry.push((h, EdgeKind::Back));
+        let (end, breaks) = self.loop_body(n.child_by_field_name("body"), h, h, label, entry);
+        self.connect(&end, h);
+        let mut out = vec![(h, EdgeKind::False)];
+        out.extend(breaks.into_iter().map(|b| (b, EdgeKind::Jump)));
+        out
+    }
+
+    fn for_stmt(&mut self, n: TsNode<'a>, label: Option<String>, mut fr: Frontier) -> Frontier {
+        // C: initializer is a field; C++/Java may name it `initializer` or `init`, possibly several.
+        let mut cur = n.walk();
+        let inits: Vec<_> = n
+            .children_by_field_name("initializer", &mut cur)
+            .chain(n.children_by_field_name("init", &mut n.walk()))
+            .collect();
+        for i in inits {
+            let kind = if matches!(i.kind(), "declaration" | "local_variable_declaration") {
+                NodeKind::Declaration
+            } else {
+                NodeKind::Statement
+            };
+            fr = self.simple(kind, i, fr);
+        }
+        let h = match n.child_by_field_name("condition") {
+            Some(c) => self.node(NodeKind::LoopHead, c, c),
+            None => self.marker(NodeKind::LoopHead, n, "for"),
+        };
+        self.connect(&fr, h);
+        let updates: Vec<_> = n.children_by_field_name("update", &mut n.walk()).collect();
+        let upd = if updates.is_empty() {
+            None
+        } else {
+            let first = updates[0];
+            let last = updates[updates.len() - 1];
+            let (b0, l0) = span(first);
+            let (b1, l1) = span(last);
+            let mut calls_v = Vec::new();
+            for u in &updates {
+                calls::collect(self.lang, *u, self.src, &mut calls_v);
+            }
+            let text = normalize_ws(std::str::from_utf8(&self.src[b0.0 as usize..b1.1 as usize]).unwrap_or(""));
+            Some(self.cfg.add(Node {
+                kind: NodeKind::Statement,
+                lang: self.lang,
+                file: self.file,
+                function: self.function,
+                bytes: (b0.0, b1.1),
+                lines: (l0.0, l1.1),
+                text,
+                calls: calls_v,
+            }))
+        };
+        let cont = upd.unwrap_or(h);
+        let (end, breaks) = self.loop_body(n.child_by_field_name("body"), h, cont, label, vec![(h, EdgeKind::True)]);
+        match upd {
+            Some(u) => {
+                self.connect(&end, u);
+                self.cfg.edge(u, h, EdgeKind::Back);
+            }
+            None => self.connect_back(&end, h),
+        }
+        let mut out = Vec::new();
+        if n.child_by_field_name("condition").is_some() {
+            out.push((h, EdgeKind::False));
+        }
+        out.extend(breaks.into_iter().map(|b| (b, EdgeKind::Jump)));
+        out
+    }
+
+    fn foreach_stmt(&mut self, n: TsNode<'a>, label: Option<String>, fr: Frontier) -> Frontier {
+        // The head spans from the loop variable to the iterated value: `int x : xs`.
+        let body = n.child_by_field_name("body");
+        let first = n.named_child(0).unwrap_or(n);
+        let h = match body {
+            Some(b) => {
+                let start = first.start_byte();
+                let end = b.start_byte();
+                let raw = std::str::from_utf8(&self.src[start..end]).unwrap_or("");
+                let raw = raw.trim_end().trim_end_matches(')').trim_end();
+                let (bytes, lines) = span(first);
+                let mut cs = Vec::new();
+                if let Some(v) = n.child_by_field_name("value").or_else(|| n.child_by_field_name("right")) {
+                    calls::collect(self.lang, v, self.src, &mut cs);
+                }
+                self.cfg.add(Node {
+                    kind: NodeKind::LoopHead,
+                    lang: self.lang,
+                    file: self.file,
+                    function: self.function,
+                    bytes: (bytes.0, (start + raw.len()) as u32),
+                    lines,
+                    text: normalize_ws(raw),
+                    calls: cs,
+                })
+            }
+            None => self.marker(NodeKind::LoopHead, n, "for"),
+        };
+        self.connect(&fr, h);
+        let (end, breaks) = self.loop_body(body, h, h, label, vec![(h, EdgeKind::True)]);
+        self.connect_back(&end, h);
+        let mut out = vec![(h, EdgeKind::False)];
+        out.extend(breaks.into_iter().map(|b| (b, EdgeKind::Jump)));
+        out
+    }
+
+    fn switch_stmt(&mut self, n: TsNode<'a>, label: Option<String>, fr: Frontier) -> Frontier {
+        let cond = n.child_by_field_name("condition").unwrap_or(n);
+        let s = self.node(NodeKind::Switch, strip_parens(cond), cond);
+        self.connect(&fr, s);
+        self.targets.push(Target { label, continue_to: None, breaks: Vec::new() });
+        let mut fall: Frontier = Vec::new();
+        let mut has_default = false;
+        let body = n.child_by_field_name("body");
+        let groups: Vec<_> = body.map(Self::children).unwrap_or_default();
+        let mut out = Vec::new();
+        for g in groups {
+            match g.kind() {
+                // C/C++: `case v: stmts...` is one node whose value is a field.
+                "case_statement" => {
+                    let value = g.child_by_field_name("value");
+                    has_default |= value.is_none();
+                    let head = head_text_node(g, value);
+                    let c = self.node(NodeKind::Case, head, value.unwrap_or(head));
+                    self.connect(&fall, c);
+                    self.cfg.edge(s, c, EdgeKind::True);
+                    let stmts: Vec<_> = Self::children(g)
+                        .into_iter()
+                        .filter(|k| Some(*k) != value && k.start_byte() > head.end_byte().saturating_sub(1))
+                        .collect();
+                    fall = self.stmts(stmts, vec![(c, EdgeKind::Seq)]);
+                }
+                // Java `case a, b: stmts...` (fall-through) and `case a -> x` (no fall-through).
+                "switch_block_statement_group" | "switch_rule" => {
+                    let kids = Self::children(g);
+                    let labels: Vec<_> = kids.iter().copied().filter(|k| k.kind() == "switch_label").collect();
+                    has_default |= labels.iter().any(|l| self.text(*l).trim_start().starts_with("default"));
+                    let mut fr_case = std::mem::take(&mut fall);
+                    let mut first = true;
+                    for l in &labels {
+                        let c = self.node(NodeKind::Case, *l, *l);
+                        self.cfg.edge(s, c, EdgeKind::True);
+                        if first {
+                            self.connect(&fr_case, c);
+                            first = false;
+                        } else {
+                            self.connect(&fr_case, c);
+                        }
+                        fr_case = vec![(c, EdgeKind::Seq)];
+                    }
+                    let stmts: Vec<_> = kids.into_iter().filter(|k| k.kind() != "switch_label").collect();
+                    if g.kind() == "switch_rule" {
+                        // The rule's body is an expression, block or throw; its end leaves the switch.
+                        let end = self.stmts(stmts.into_iter().map(|k| if k.kind() == "expression_statement" { k } else { k }), fr_case);
+                        out.extend(end);
+                    } else {
+                        fall = self.stmts(stmts, fr_case);
+                    }
+                }
+                "comment" | "line_comment" | "block_comment" => {}
+                // Statements before the first case are unreachable but still part of the code.
+                _ => fall = self.stmt(g, fall),
+            }
+        }
+        out.extend(fall);
+        if !has_default {
+            out.push((s, EdgeKind::False));
+        }
+        let t = self.targets.pop().expect("pushed above");
+        out.extend(t.breaks.into_iter().map(|b| (b, EdgeKind::Jump)));
+        out
+    }
+
+    fn jump_stmt(&mut self, n: TsNode, fr: Frontier, is_break: bool) -> Frontier {
+        let kind = if is_break { NodeKind::Break } else { NodeKind::Continue };
+        let j = self.node(kind, n, n);
+        self.connect(&fr, j);
+        let label = n
+            .named_child(0)
+            .filter(|c| matches!(c.kind(), "identifier" | "statement_identifier"))
+            .map(|c| self.text(c).to_string());
+        let idx = self.targets.iter().rposition(|t| match &label {
+            Some(l) => t.label.as_deref() == Some(l.as_str()),
+            None if is_break => t.continue_to.is_some() || t.label.is_none(),
+            None => t.continue_to.is_some(),
+        });
+        match idx {
+            Some(i) if is_break => self.targets[i].breaks.push(j),
+            Some(i) => {
+                let to = self.targets[i].continue_to.expect("continue target");
+                self.cfg.edge(j, to, EdgeKind::Jump);
+            }
+            // A stray break/continue (broken code): it leaves the function.
+            None => self.cfg.edge(j, EXIT, EdgeKind::Jump),
+        }
+        Vec::new()
+    }
+
+    fn route_return(&mut self, r: LocalId) {
+        if let Some(ctx) = self.tries.iter_mut().rev().find(|c| c.has_finally) {
+            ctx.returns.push(r);
+        } else {
+            self.cfg.edge(r, EXIT, EdgeKind::Jump);
+        }
+    }
+
+    fn labeled(&mut self, n: TsNode<'a>, fr: Frontier) -> Frontier {
+        let label_node = n.child_by_field_name("label").or_else(|| n.named_child(0));
+        let name = label_node.map(|l| self.text(l).to_string()).unwrap_or_default();
+        let l = match label_node {
+            Some(ln) => {
+                let (bytes, lines) = span(ln);
+                self.cfg.add(Node {
+                    kind: NodeKind::Label,
+                    lang: self.lang,
+                    file: self.file,
+                    function: self.function,
+                    bytes,
+                    lines,
+                    text: format!("{name}:"),
+                    calls: Vec::new(),
+                })
+            }
+            None => self.marker(NodeKind::Label, n, ":"),
+        };
+        self.connect(&fr, l);
+        self.labels.insert(name.clone(), l);
+        let inner: Vec<_> = Self::children(n).into_iter().filter(|c| Some(*c) != label_node).collect();
+        if self.lang == Lang::Java {
+            self.pending_label = Some(name);
+        }
+        let out = self.stmts(inner, vec![(l, EdgeKind::Seq)]);
+        self.pending_label = None;
+        out
+    }
+
+    fn try_stmt(&mut self, n: TsNode<'a>, fr: Frontier) -> Frontier {
+        let t = self.marker(NodeKind::Try, n, "try");
+        self.connect(&fr, t);
+        let kids = Self::children(n);
+        let mut fr_body = vec![(t, EdgeKind::Seq)];
+        // Java try-with-resources: each resource is a declaration run before the body.
+        if let Some(res) = n.child_by_field_name("resources") {
+            for r in Self::children(res) {
+                fr_body = self.simple(NodeKind::Declaration, r, fr_body);
+            }
+        }
+        let catches: Vec<_> = kids.iter().copied().filter(|k| k.kind() == "catch_clause").collect();
+        let finally = kids.iter().copied().find(|k| k.kind() == "finally_clause");
+        let handler_ids: Vec<LocalId> = catches
+            .iter()
+            .map(|c| {
+                let head = c
+                    .child_by_field_name("parameters")
+                    .or_else(|| c.named_children(&mut c.walk()).find(|k| k.kind() == "catch_formal_parameter"))
+                    .unwrap_or(*c);
+                let (bytes, lines) = span(head);
+                let text = normalize_ws(self.text(head));
+                self.cfg.add(Node {
+                    kind: NodeKind::Catch,
+                    lang: self.lang,
+                    file: self.file,
+                    function: self.function,
+                    bytes,
+                    lines,
+                    text: if text.starts_with("catch") { text } else { format!("catch {text}") },
+                    calls: Vec::new(),
+                })
+            })
+            .collect();
+        for &h in &handler_ids {
+            self.cfg.edge(t, h, EdgeKind::Exception);
+        }
+        self.tries.push(TryCtx {
+            handlers: handler_ids.clone(),
+            has_finally: finally.is_some(),
+            returns: Vec::new(),
+        });
+        let mut out = match n.child_by_field_name("body") {
+            Some(b) => self.stmt(b, fr_body),
+            None => fr_body,
+        };
+        // Handlers run outside the try's own handler scope, but inside its finally.
+        let ctx = self.tries.last_mut().expect("pushed above");
+        ctx.handlers.clear();
+        for (c, h) in catches.iter().zip(handler_ids) {
+            let body = c.child_by_field_name("body");
+            out.extend(match body {
+                Some(b) => self.stmt(b, vec![(h, EdgeKind::Seq)]),
+                None => vec![(h, EdgeKind::Seq)],
+            });
+        }
+        let ctx = self.tries.pop().expect("pushed above");
+        match finally {
+            Some(f) => {
+                let fnode = self.marker(NodeKind::Finally, f, "finally");
+                self.connect(&out, fnode);
+                for &r in &ctx.returns {
+                    self.cfg.edge(r, fnode, EdgeKind::Jump);
+                }
+                let body = f.named_children(&mut f.walk()).find(|k| is_block(k.kind()));
+                let end = match body {
+                    Some(b) => self.stmt(b, vec![(fnode, EdgeKind::Seq)]),
+                    None => vec![(fnode, EdgeKind::Seq)],
+                };
+                if !ctx.returns.is_empty() {
+                    // After a finally entered by a return, the function ends (or the next finally runs).
+                    let ends: Vec<LocalId> = end.iter().map(|e| e.0).collect();
+                    for e in ends {
+                        self.route_return_from(e);
+                    }
+                }
+                end
+            }
+            None => out,
+        }
+    }
+
+    fn route_return_from(&mut self, from: LocalId) {
+        if let Some(ctx) = self.tries.iter_mut().rev().find(|c| c.has_finally) {
+            ctx.returns.push(from);
+        } else {
+            self.cfg.edge(from, EXIT, EdgeKind::Jump);
+        }
+    }
+}
+
+fn is_block(kind: &str) -> bool {
+    matches!(kind, "compound_statement" | "block" | "constructor_body")
+}
+
+fn is_statement(kind: &str) -> bool {
+    kind.ends_with("_statement") || matches!(kind, "declaration" | "local_variable_declaration" | "block")
+}
+
+/// `(x > 0)` → the inner expression node, so condition text has no parentheses.
+fn strip_parens(n: TsNode) -> TsNode {
+    if matches!(n.kind(), "parenthesized_expression" | "condition_clause") {
+        let mut c = n.walk();
+        let inner = n.named_children(&mut c).find(|k| !k.is_extra());
+        if let Some(inner) = inner {
+            return inner;
+        }
+    }
+    n
+}
+
+fn has_initializer(n: TsNode) -> bool {
+    let mut c = n.walk();
+    let found = n.named_children(&mut c).any(|k| match k.kind() {
+        "init_declarator" => true,
+        "variable_declarator" => k.child_by_field_name("value").is_some(),
+        _ => false,
+    });
+    found
+}
+
+/// The head of a C case: `case v:` / `default:` (up to and including the colon).
+fn head_text_node<'t>(case: TsNode<'t>, value: Option<TsNode<'t>>) -> TsNode<'t> {
+    let _ = value;
+    let mut c = case.walk();
+    let colon = case.children(&mut c).find(|k| k.kind() == ":");
+    // tree-sitter gives no node for `case v:` alone; use the value, or the case node for default.
+    match (value, colon) {
+        (Some(v), _) => v,
+        _ => case.child(0).unwrap_or(case),
+    }
+}
+
+/// Byte span and 1-based line span of a syntax node.
+pub fn span(n: TsNode) -> ((u32, u32), (u32, u32)) {
+    (
+        (n.start_byte() as u32, n.end_byte() as u32),
+        (n.start_position().row as u32 + 1, n.end_position().row as u32 + 1),
+    )
+}

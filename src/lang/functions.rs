@@ -1,0 +1,300 @@
+//! Finds every function-like definition in a syntax tree (functions, methods,
+//! constructors, lambdas, methods of local and anonymous classes) with its scope,
+//! name and arity, and builds its CFG.
+
+use super::builder::{span, Builder};
+use super::calls::strip_generics;
+use crate::graph::{FnCfg, FunctionMeta, Lang};
+use serde::{Deserialize, Serialize};
+use tree_sitter::{Node as TsNode, Tree};
+
+/// File-level facts call resolution needs.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct FileUnit {
+    /// Java package (`org.x.y`), empty otherwise.
+    pub package: String,
+    /// Java imports as written (`java.util.List`, `org.x.*`, static ones included).
+    pub imports: Vec<String>,
+}
+
+struct Walker<'a> {
+    lang: Lang,
+    src: &'a [u8],
+    file: u32,
+    out: Vec<(FunctionMeta, FnCfg)>,
+    unit: FileUnit,
+    lambdas: u32,
+}
+
+pub fn build_all(lang: Lang, tree: &Tree, src: &str, file: u32) -> (Vec<(FunctionMeta, FnCfg)>, FileUnit) {
+    let mut w = Walker {
+        lang,
+        src: src.as_bytes(),
+        file,
+        out: Vec::new(),
+        unit: FileUnit::default(),
+        lambdas: 0,
+    };
+    let mut scope = Vec::new();
+    w.visit(tree.root_node(), &mut scope, false, false);
+    (w.out, w.unit)
+}
+
+impl<'a> Walker<'a> {
+    fn text(&self, n: TsNode) -> &'a str {
+        n.utf8_text(self.src).unwrap_or("")
+    }
+
+    /// `in_class`: directly inside a class body (C++ `static` then means class-static).
+    /// `anon_ns`: inside an anonymous C++ namespace (internal linkage).
+    fn visit(&mut self, n: TsNode<'a>, scope: &mut Vec<String>, in_class: bool, anon_ns: bool) {
+        match n.kind() {
+            "package_declaration" if self.lang == Lang::Java => {
+                if let Some(id) = n.named_children(&mut n.walk()).find(|k| k.kind() != "annotation") {
+                    self.unit.package = self.text(id).split_whitespace().collect();
+                    // Java scopes start with the package; later siblings see it.
+                    scope.extend(self.unit.package.split('.').map(str::to_string));
+                }
+                return;
+            }
+            "import_declaration" if self.lang == Lang::Java => {
+                let t = self.text(n).trim_start_matches("import").trim_end_matches(';');
+                let t = t.trim().trim_start_matches("static").trim();
+                self.unit.imports.push(t.split_whitespace().collect());
+                return;
+            }
+            "namespace_definition" => {
+                let name = n.child_by_field_name("name").map(|k| self.text(k).to_string());
+                let parts: Vec<String> = match &name {
+                    Some(s) => s.split("::").map(|p| p.trim().to_string()).collect(),
+                    None => Vec::new(),
+                };
+                let k = parts.len();
+                scope.extend(parts);
+                if let Some(b) = n.child_by_field_name("body") {
+                    self.visit_children(b, scope, false, anon_ns || name.is_none());
+                }
+                scope.truncate(scope.len() - k);
+                return;
+            }
+            "class_specifier" | "struct_specifier" | "union_specifier" | "class_declaration"
+            | "interface_declaration" | "enum_declaration" | "record_declaration"
+            | "annotation_type_declaration" => {
+                let Some(body) = n.child_by_field_name("body") else { return };
+                let name = n
+                    .child_by_field_name("name")
+                    .map(|k| strip_generics(self.text(k)))
+                    .unwrap_or_else(|| "$anon".to_string());
+                scope.push(name);
+                self.visit_children(body, scope, true, anon_ns);
+                scope.pop();
+                return;
+            }
+            "object_creation_expression" if self.lang == Lang::Java => {
+                // Anonymous class: `new T(args) { ... }`; its methods live in scope `T$anon`.
+                if let Some(body) = n.named_children(&mut n.walk()).find(|k| k.kind() == "class_body") {
+                    for k in n.named_children(&mut n.walk()).filter(|k| k.kind() != "class_body") {
+                        self.visit(k, scope, false, anon_ns);
+                    }
+                    let t = n.child_by_field_name("type").map(|t| strip_generics(self.text(t))).unwrap_or_default();
+                    scope.push(format!("{}$anon", t.rsplit('.').next().unwrap_or("")));
+                    self.visit_children(body, scope, true, anon_ns);
+                    scope.pop();
+                    return;
+                }
+            }
+            "function_definition" => {
+                self.function_definition(n, scope, in_class, anon_ns);
+                return;
+            }
+            "method_declaration" | "constructor_declaration" | "compact_constructor_declaration" => {
+                self.java_method(n, scope);
+                return;
+            }
+            "lambda_expression" => {
+                self.lambda(n, scope);
+                return;
+            }
+            _ => {}
+        }
+        self.visit_children(n, scope, in_class && n.kind() == "template_declaration", anon_ns);
+    }
+
+    fn visit_children(&mut self, n: TsNode<'a>, scope: &mut Vec<String>, in_class: bool, anon_ns: bool) {
+        let mut c = n.walk();
+        let kids: Vec<_> = n.named_children(&mut c).collect();
+        for k in kids {
+            self.visit(k, scope, in_class, anon_ns);
+        }
+    }
+
+    /// Registers a function and builds its CFG; then visits the body for nested functions.
+    fn emit(&mut self, meta: FunctionMeta, whole: TsNode<'a>, body: TsNode<'a>, scope: &mut Vec<String>) {
+        let id = self.out.len() as u32;
+        let cfg = Builder::new(self.lang, self.src, self.file, id, whole).build(body);
+        let name = meta.name.clone();
+        self.out.push((meta, cfg));
+        // Lambdas and local classes inside the body are functions of their own.
+        scope.push(name);
+        self.visit_children(body, scope, false, false);
+        scope.pop();
+    }
+
+    fn meta(&self, name: String, scope: &[String], arity: Option<u32>, min_arity: u32, file_local: bool, n: TsNode) -> FunctionMeta {
+        let (bytes, lines) = span(n);
+        FunctionMeta {
+            name,
+            scope: scope.to_vec(),
+            arity,
+            min_arity,
+            file_local,
+            lang: self.lang,
+            file: self.file,
+            lines,
+            bytes,
+        }
+    }
+
+    fn function_definition(&mut self, n: TsNode<'a>, scope: &mut Vec<String>, in_class: bool, anon_ns: bool) {
+        let Some(body) = n.child_by_field_name("body") else { return };
+        let Some(decl) = find_function_declarator(n) else {
+            // K&R or macro-mangled definitions: still visit for nested lambdas.
+            self.visit_children(body, scope, false, anon_ns);
+            return;
+        };
+        let raw = decl.child_by_field_name("declarator").map(|d| self.text(d)).unwrap_or("");
+        let (qual, name) = split_name(raw);
+        let (arity, min_arity) = c_arity(decl.child_by_field_name("parameters"), self.src);
+        let is_static = n
+            .named_children(&mut n.walk())
+            .any(|k| k.kind() == "storage_class_specifier" && self.text(k) == "static");
+        let mut full_scope = scope.clone();
+        full_scope.extend(qual);
+        let file_local = (is_static && !in_class && full_scope.len() == scope.len()) || anon_ns;
+        let meta = self.meta(name, &full_scope, arity, min_arity, file_local, n);
+        let mut s = full_scope;
+        self.emit(meta, n, body, &mut s);
+    }
+
+    fn java_method(&mut self, n: TsNode<'a>, scope: &mut Vec<String>) {
+        let Some(body) = n.child_by_field_name("body") else { return };
+        let name = match n.kind() {
+            "method_declaration" => n.child_by_field_name("name").map(|k| self.text(k).to_string()).unwrap_or_default(),
+            // Constructors are named after their class.
+            _ => scope.last().cloned().unwrap_or_default(),
+        };
+        let (arity, min_arity) = java_arity(n.child_by_field_name("parameters"));
+        let meta = self.meta(name, scope, arity, min_arity, false, n);
+        self.emit(meta, n, body, scope);
+    }
+
+    fn lambda(&mut self, n: TsNode<'a>, scope: &mut Vec<String>) {
+        let Some(body) = n.child_by_field_name("body") else { return };
+        let (arity, min_arity) = match self.lang {
+            Lang::Java => match n.child_by_field_name("parameters") {
+                Some(p) if p.kind() == "identifier" => (Some(1), 1),
+                Some(p) if p.kind() == "formal_parameters" => java_arity(Some(p)),
+                Some(p) => {
+                    let k = p.named_children(&mut p.walk()).filter(|k| k.kind() == "identifier").count() as u32;
+                    (Some(k), k)
+                }
+                None => (Some(0), 0),
+            },
+            _ => {
+                let params = n
+                    .child_by_field_name("declarator")
+                    .and_then(|d| d.child_by_field_name("parameters"));
+                if params.is_some() { c_arity(params, self.src) } else { (Some(0), 0) }
+            }
+        };
+        let name = format!("lambda${}", self.lambdas);
+        self.lambdas += 1;
+        let meta = self.meta(name, scope, arity, min_arity, true, n);
+        self.emit(meta, n, body, scope);
+    }
+}
+
+/// Descends declarator fields (pointer, reference, parenthesized, attributed) to the
+/// function declarator of a definition.
+fn find_function_declarator(n: TsNode) -> Option<TsNode> {
+    let mut d = n.child_by_field_name("declarator")?;
+    for _ in 0..16 {
+        if d.kind() == "function_declarator" {
+            return Some(d);
+        }
+        d = d
+            .child_by_field_name("declarator")
+            .or_else(|| d.named_children(&mut d.walk()).find(|k| k.kind().ends_with("declarator")))?;
+    }
+    None
+}
+
+/// `ns::Cls<T>::name` → (["ns", "Cls"], "name"); operators keep their symbol.
+fn split_name(raw: &str) -> (Vec<String>, String) {
+    let cleaned: String = if let Some(i) = raw.find("operator") {
+        let (head, op) = raw.split_at(i);
+        let mut h = strip_generics(head);
+        h.push_str(&op.split_whitespace().collect::<String>());
+        h
+    } else {
+        strip_generics(raw)
+    };
+    let mut parts: Vec<String> = cleaned.split("::").map(str::to_string).collect();
+    let name = parts.pop().unwrap_or_default();
+    parts.retain(|p| !p.is_empty());
+    (parts, name)
+}
+
+/// Declared and minimum parameter counts of a C/C++ parameter list.
+/// `(void)` has none; `...` makes the count open-ended (`None`).
+fn c_arity(params: Option<TsNode>, src: &[u8]) -> (Option<u32>, u32) {
+    let Some(p) = params else { return (Some(0), 0) };
+    let mut n = 0u32;
+    let mut min = 0u32;
+    let mut variadic = false;
+    let mut cur = p.walk();
+    for k in p.children(&mut cur) {
+        match k.kind() {
+            "parameter_declaration" => {
+                let void = k.child_by_field_name("declarator").is_none()
+                    && k.utf8_text(src).map(|t| t.trim() == "void").unwrap_or(false);
+                if !void {
+                    n += 1;
+                    min += 1;
+                }
+            }
+            "optional_parameter_declaration" => n += 1,
+            "variadic_parameter_declaration" | "variadic_parameter" | "..." => variadic = true,
+            _ => {}
+        }
+    }
+    (if variadic { None } else { Some(n) }, min)
+}
+
+fn java_arity(params: Option<TsNode>) -> (Option<u32>, u32) {
+    let Some(p) = params else { return (Some(0), 0) };
+    let mut n = 0u32;
+    let mut variadic = false;
+    let mut cur = p.walk();
+    for k in p.named_children(&mut cur) {
+        match k.kind() {
+            "formal_parameter" => n += 1,
+            "spread_parameter" => variadic = true,
+            _ => {}
+        }
+    }
+    (if variadic { None } else { Some(n) }, n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn qualified_names_split() {
+        assert_eq!(split_name("ns::Cls<T>::run"), (vec!["ns".into(), "Cls".into()], "run".into()));
+        assert_eq!(split_name("foo"), (vec![], "foo".into()));
+        assert_eq!(split_name("Vec::operator <"), (vec!["Vec".into()], "operator<".into()));
+        assert_eq!(split_name("A::~A"), (vec!["A".into()], "~A".into()));
+    }
+}

@@ -1,0 +1,126 @@
+//! tree-sitter front ends: a C, C++ or Java file becomes one CFG per function.
+
+mod builder;
+mod calls;
+mod functions;
+
+use crate::graph::{FnCfg, FunctionMeta, Lang};
+use std::path::Path;
+use tree_sitter::{Parser, Tree};
+
+pub use functions::FileUnit;
+
+/// The language a path's extension names; `.h` is tried as C first (see [`parse_file`]).
+pub fn lang_of(path: &Path) -> Option<Lang> {
+    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    match ext.as_str() {
+        "c" | "h" => Some(Lang::C),
+        "cc" | "cpp" | "cxx" | "c++" | "hpp" | "hh" | "hxx" | "h++" | "ipp" | "tcc" => Some(Lang::Cpp),
+        "java" => Some(Lang::Java),
+        _ => None,
+    }
+}
+
+fn ts_language(lang: Lang) -> tree_sitter::Language {
+    match lang {
+        Lang::C => tree_sitter_c::LANGUAGE.into(),
+        Lang::Cpp => tree_sitter_cpp::LANGUAGE.into(),
+        Lang::Java => tree_sitter_java::LANGUAGE.into(),
+        Lang::Pcode => unreachable!("p-code has its own parser"),
+    }
+}
+
+/// Parses `src` as `lang`. tree-sitter only fails on cancellation or a missing language,
+/// neither of which happens here, so `None` is reported as an unparsable file.
+fn parse(lang: Lang, src: &str) -> Option<Tree> {
+    let mut parser = Parser::new();
+    parser.set_language(&ts_language(lang)).ok()?;
+    parser.parse(src, None)
+}
+
+/// Number of ERROR and MISSING nodes: regions tree-sitter had to recover from.
+fn error_regions(tree: &Tree) -> u32 {
+    fn walk(n: tree_sitter::Node, acc: &mut u32) {
+        if n.is_error() || n.is_missing() {
+            *acc += 1;
+            return;
+        }
+        if !n.has_error() {
+            return;
+        }
+        let mut c = n.walk();
+        for ch in n.children(&mut c) {
+            walk(ch, acc);
+        }
+    }
+    let mut n = 0;
+    walk(tree.root_node(), &mut n);
+    n
+}
+
+/// The CFGs of one source file.
+#[derive(Debug)]
+pub struct ParsedFile {
+    pub lang: Lang,
+    pub functions: Vec<(FunctionMeta, FnCfg)>,
+    pub unit: FileUnit,
+    /// ERROR/MISSING regions in the syntax tree; their functions are still built.
+    pub error_regions: u32,
+}
+
+/// Parses one file and builds its functions' CFGs. `file` is the id nodes will carry.
+/// A `.h` file is parsed as C, and as C++ when C leaves error regions that C++ does not.
+pub fn parse_file(path: &Path, src: &str, file: u32) -> Option<ParsedFile> {
+    let mut lang = lang_of(path)?;
+    let mut tree = parse(lang, src)?;
+    let mut errors = error_regions(&tree);
+    let is_h = path.extension().and_then(|e| e.to_str()).is_some_and(|e| e.eq_ignore_ascii_case("h"));
+    if is_h && errors > 0 {
+        if let Some(t) = parse(Lang::Cpp, src) {
+            let e = error_regions(&t);
+            if e < errors {
+                lang = Lang::Cpp;
+                tree = t;
+                errors = e;
+            }
+        }
+    }
+    let (functions, unit) = functions::build_all(lang, &tree, src, file);
+    Some(ParsedFile {
+        lang,
+        functions,
+        unit,
+        error_regions: errors,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extensions_map_to_languages() {
+        assert_eq!(lang_of(Path::new("a/b.c")), Some(Lang::C));
+        assert_eq!(lang_of(Path::new("x.HPP")), Some(Lang::Cpp));
+        assert_eq!(lang_of(Path::new("x.java")), Some(Lang::Java));
+        assert_eq!(lang_of(Path::new("x.py")), None);
+        assert_eq!(lang_of(Path::new("Makefile")), None);
+    }
+
+    #[test]
+    fn header_with_classes_is_cpp() {
+        let src = "namespace n { class A { public: int f(int x) { return x + 1; } }; }\n";
+        let f = parse_file(Path::new("a.h"), src, 0).unwrap();
+        assert_eq!(f.lang, Lang::Cpp);
+        assert_eq!(f.functions.len(), 1);
+        assert_eq!(f.functions[0].0.qualified(), "n::A::f");
+    }
+
+    #[test]
+    fn plain_c_header_stays_c() {
+        let src = "static inline int sq(int x) { return x * x; }\n";
+        let f = parse_file(Path::new("a.h"), src, 0).unwrap();
+        assert_eq!(f.lang, Lang::C);
+        assert!(f.functions[0].0.file_local);
+    }
+}

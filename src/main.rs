@@ -1,0 +1,193 @@
+use anyhow::{bail, Context, Result};
+use beryl::corpus::{self, fetch, WalkOptions};
+use beryl::report;
+use clap::{Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(Parser)]
+#[command(name = "beryl", version, about = "Find algorithm implementations in C, C++ and Java code")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(clap::Args, Clone)]
+struct Walk {
+    /// Files or directories to read.
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+    /// Read files that .gitignore and .ignore exclude.
+    #[arg(long)]
+    no_ignore: bool,
+    /// Skip files larger than this many bytes.
+    #[arg(long, default_value_t = 1 << 20)]
+    max_file_size: u64,
+}
+
+impl Walk {
+    fn options(&self) -> WalkOptions {
+        WalkOptions {
+            max_bytes: self.max_file_size,
+            respect_ignore: !self.no_ignore,
+        }
+    }
+}
+
+#[derive(Copy, Clone, ValueEnum)]
+enum GraphFormat {
+    Dot,
+    Json,
+    Stats,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Control-flow graphs of a function, or statistics of a whole corpus.
+    Graph {
+        #[command(flatten)]
+        walk: Walk,
+        /// Show the CFG of the functions with this name (`name`, `Cls::name` or `Cls.name`).
+        #[arg(long)]
+        function: Option<String>,
+        /// Output format; default `stats` without --function, `dot` with it.
+        #[arg(long, value_enum)]
+        format: Option<GraphFormat>,
+        /// Print statistics as JSON (with --format stats).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Real corpora from Debian source packages.
+    Corpus {
+        #[command(subcommand)]
+        cmd: CorpusCmd,
+    },
+    /// Check that libtorch and FAISS load and compute.
+    Doctor,
+    /// Speed benchmarks; they print ratios against a baseline run in the same process.
+    Bench {
+        #[command(subcommand)]
+        cmd: BenchCmd,
+    },
+}
+
+#[derive(Subcommand)]
+enum CorpusCmd {
+    /// Download and unpack source packages (cached); prints each unpacked path.
+    Fetch {
+        #[arg(required = true)]
+        names: Vec<String>,
+    },
+}
+
+#[derive(Subcommand)]
+enum BenchCmd {
+    /// Parse + CFG speed in lines/s with one thread (the baseline) and with all threads.
+    Parse {
+        #[command(flatten)]
+        walk: Walk,
+        /// Repetitions of each measurement; the best is reported.
+        #[arg(long, default_value_t = 3)]
+        repeat: u32,
+    },
+}
+
+fn main() -> ExitCode {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("beryl: error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.cmd {
+        Cmd::Graph { walk, function, format, json } => graph(walk, function, format, json),
+        Cmd::Corpus { cmd: CorpusCmd::Fetch { names } } => {
+            for n in names {
+                let p = fetch::fetch(&n).with_context(|| format!("fetching corpus {n}"))?;
+                println!("{}", p.display());
+            }
+            Ok(())
+        }
+        Cmd::Doctor => {
+            for line in beryl::native::check().context("native runtime check failed")? {
+                println!("{line}");
+            }
+            Ok(())
+        }
+        Cmd::Bench { cmd: BenchCmd::Parse { walk, repeat } } => bench_parse(walk, repeat),
+    }
+}
+
+fn check_paths(walk: &Walk) -> Result<()> {
+    for p in &walk.paths {
+        if !p.exists() {
+            bail!("{}: no such file or directory", p.display());
+        }
+    }
+    Ok(())
+}
+
+fn graph(walk: Walk, function: Option<String>, format: Option<GraphFormat>, json: bool) -> Result<()> {
+    check_paths(&walk)?;
+    let c = corpus::load(&walk.paths, &walk.options());
+    let format = format.unwrap_or(if function.is_some() { GraphFormat::Dot } else { GraphFormat::Stats });
+    match (format, function) {
+        (GraphFormat::Stats, _) => {
+            let s = c.stats();
+            if json {
+                println!("{}", serde_json::to_string_pretty(&s)?);
+            } else {
+                print!("{}", report::graph::stats_text(&s));
+            }
+        }
+        (_, None) => bail!("--format dot/json needs --function NAME"),
+        (f, Some(name)) => {
+            let ids: Vec<u32> = c.icfg.functions_named(&name).map(|(i, _)| i).collect();
+            if ids.is_empty() {
+                bail!("no function named {name:?} in {} functions", c.icfg.functions.len());
+            }
+            match f {
+                GraphFormat::Dot => print!("{}", report::graph::functions_dot(&c.icfg, &ids)),
+                _ => println!("{}", report::graph::functions_json(&c.icfg, &ids)),
+            }
+        }
+    }
+    Ok(())
+}
+
+fn bench_parse(walk: Walk, repeat: u32) -> Result<()> {
+    check_paths(&walk)?;
+    let opts = walk.options();
+    let measure = |threads: usize| -> Result<(f64, u64)> {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
+        let mut best = f64::INFINITY;
+        let mut lines = 0;
+        for _ in 0..repeat.max(1) {
+            let t = Instant::now();
+            let c = pool.install(|| corpus::load(&walk.paths, &opts));
+            best = best.min(t.elapsed().as_secs_f64());
+            lines = c.icfg.files.iter().map(|f| f.lines as u64).sum();
+        }
+        Ok((best, lines))
+    };
+    let all = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let (t1, lines) = measure(1)?;
+    let (tn, _) = measure(all)?;
+    println!("corpus         {lines} lines");
+    println!("1 thread       {:.3} s  {:>10.0} lines/s  (baseline)", t1, lines as f64 / t1);
+    println!(
+        "{all} threads      {:.3} s  {:>10.0} lines/s  ({:.2}x baseline, {:.0} lines/s per core)",
+        tn,
+        lines as f64 / tn,
+        t1 / tn,
+        lines as f64 / tn / all as f64
+    );
+    Ok(())
+}

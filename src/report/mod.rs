@@ -1,0 +1,3 @@
+//! Output formats.
+
+pub mod graph;
