@@ -220,8 +220,9 @@ impl<'a> Builder<'a> {
                 Vec::new()
             }
             "synchronized_statement" => {
-                let lock = n.child_by_field_name("lock").or_else(|| n.named_child(0)).unwrap_or(n);
-                let s = self.node_with_head(NodeKind::Synchronized, n, lock);
+                let lock = n.named_children(&mut n.walk()).find(|k| k.kind() == "parenthesized_expression");
+                let end = lock.map(|l| l.end_byte()).unwrap_or(n.start_byte() + "synchronized".len());
+                let s = self.head(NodeKind::Synchronized, n, end, lock);
                 self.connect(&fr, s);
                 match n.child_by_field_name("body") {
                     Some(b) => self.stmt(b, vec![(s, EdgeKind::Seq)]),
@@ -251,11 +252,6 @@ impl<'a> Builder<'a> {
         let id = self.node(kind, n, n);
         self.connect(&fr, id);
         vec![(id, EdgeKind::Seq)]
-    }
-
-    /// A node for a compound statement's head: spans and text of `head` only.
-    fn node_with_head(&mut self, kind: NodeKind, _whole: TsNode, head: TsNode) -> LocalId {
-        self.node(kind, head, head)
     }
 
     fn breakable_block(&mut self, label: Option<String>, kids: Vec<TsNode<'a>>, fr: Frontier) -> Frontier {
@@ -444,14 +440,10 @@ impl<'a> Builder<'a> {
                 "case_statement" => {
                     let value = g.child_by_field_name("value");
                     has_default |= value.is_none();
-                    let head = head_text_node(g, value);
-                    let c = self.node(NodeKind::Case, head, value.unwrap_or(head));
+                    let c = self.case_head(g, value);
                     self.connect(&fall, c);
                     self.cfg.edge(s, c, EdgeKind::True);
-                    let stmts: Vec<_> = Self::children(g)
-                        .into_iter()
-                        .filter(|k| Some(*k) != value && k.start_byte() > head.end_byte().saturating_sub(1))
-                        .collect();
+                    let stmts: Vec<_> = Self::children(g).into_iter().filter(|k| Some(*k) != value).collect();
                     fall = self.stmts(stmts, vec![(c, EdgeKind::Seq)]);
                 }
                 // Java `case a, b: stmts...` (fall-through) and `case a -> x` (no fall-through).
@@ -460,23 +452,16 @@ impl<'a> Builder<'a> {
                     let labels: Vec<_> = kids.iter().copied().filter(|k| k.kind() == "switch_label").collect();
                     has_default |= labels.iter().any(|l| self.text(*l).trim_start().starts_with("default"));
                     let mut fr_case = std::mem::take(&mut fall);
-                    let mut first = true;
                     for l in &labels {
                         let c = self.node(NodeKind::Case, *l, *l);
                         self.cfg.edge(s, c, EdgeKind::True);
-                        if first {
-                            self.connect(&fr_case, c);
-                            first = false;
-                        } else {
-                            self.connect(&fr_case, c);
-                        }
+                        self.connect(&fr_case, c);
                         fr_case = vec![(c, EdgeKind::Seq)];
                     }
                     let stmts: Vec<_> = kids.into_iter().filter(|k| k.kind() != "switch_label").collect();
                     if g.kind() == "switch_rule" {
-                        // The rule's body is an expression, block or throw; its end leaves the switch.
-                        let end = self.stmts(stmts.into_iter().map(|k| if k.kind() == "expression_statement" { k } else { k }), fr_case);
-                        out.extend(end);
+                        // A rule's body (expression, block or throw) leaves the switch.
+                        out.extend(self.stmts(stmts, fr_case));
                     } else {
                         fall = self.stmts(stmts, fr_case);
                     }
@@ -493,6 +478,33 @@ impl<'a> Builder<'a> {
         let t = self.targets.pop().expect("pushed above");
         out.extend(t.breaks.into_iter().map(|b| (b, EdgeKind::Jump)));
         out
+    }
+
+    /// `case v` / `default` of a C/C++ case: the text up to the value, calls of the value.
+    fn case_head(&mut self, case: TsNode, value: Option<TsNode>) -> LocalId {
+        let end = value.map(|v| v.end_byte()).unwrap_or(case.start_byte() + "default".len());
+        self.head(NodeKind::Case, case, end, value)
+    }
+
+    /// A node for the head of a compound statement: from its start to byte `end`.
+    fn head(&mut self, kind: NodeKind, whole: TsNode, end: usize, calls_in: Option<TsNode>) -> LocalId {
+        let end = end.min(self.src.len()).max(whole.start_byte());
+        let text = normalize_ws(std::str::from_utf8(&self.src[whole.start_byte()..end]).unwrap_or(""));
+        let line_end = whole.start_position().row as u32 + 1 + text_lines(&self.src[whole.start_byte()..end]);
+        let mut cs = Vec::new();
+        if let Some(c) = calls_in {
+            calls::collect(self.lang, c, self.src, &mut cs);
+        }
+        self.cfg.add(Node {
+            kind,
+            lang: self.lang,
+            file: self.file,
+            function: self.function,
+            bytes: (whole.start_byte() as u32, end as u32),
+            lines: (whole.start_position().row as u32 + 1, line_end),
+            text,
+            calls: cs,
+        })
     }
 
     fn jump_stmt(&mut self, n: TsNode, fr: Frontier, is_break: bool) -> Frontier {
@@ -679,16 +691,9 @@ fn has_initializer(n: TsNode) -> bool {
     found
 }
 
-/// The head of a C case: `case v:` / `default:` (up to and including the colon).
-fn head_text_node<'t>(case: TsNode<'t>, value: Option<TsNode<'t>>) -> TsNode<'t> {
-    let _ = value;
-    let mut c = case.walk();
-    let colon = case.children(&mut c).find(|k| k.kind() == ":");
-    // tree-sitter gives no node for `case v:` alone; use the value, or the case node for default.
-    match (value, colon) {
-        (Some(v), _) => v,
-        _ => case.child(0).unwrap_or(case),
-    }
+/// Line breaks in a byte slice.
+fn text_lines(b: &[u8]) -> u32 {
+    b.iter().filter(|&&c| c == b'\n').count() as u32
 }
 
 /// Byte span and 1-based line span of a syntax node.
