@@ -58,6 +58,9 @@ pub fn load(roots: &[PathBuf], opts: &WalkOptions) -> Corpus {
     for r in parsed {
         match r {
             Ok((path, src, pf)) => {
+                if pf.error_regions > 0 {
+                    log::debug!("{}: {} error regions recovered", path.display(), pf.error_regions);
+                }
                 let file = SourceFile {
                     path,
                     lang: pf.lang,

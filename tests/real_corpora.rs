@@ -1,0 +1,83 @@
+//! ICFGs of real projects from Debian source packages (downloaded once into the cache by
+//! `beryl::corpus::fetch`). Invariants every graph must satisfy, on real code.
+
+use beryl::corpus::{fetch::fetch, load, Corpus, WalkOptions};
+use beryl::graph::{EdgeKind, Lang, NodeKind};
+use petgraph::graph::NodeIndex;
+use petgraph::visit::EdgeRef;
+use petgraph::Direction;
+
+fn corpus(pkg: &str) -> Corpus {
+    let root = fetch(pkg).unwrap_or_else(|e| panic!("fetching {pkg}: {e}"));
+    load(&[root], &WalkOptions::default())
+}
+
+fn check_invariants(c: &Corpus, lang: Lang, min_functions: usize) {
+    let g = &c.icfg.graph;
+    let s = c.stats();
+    eprintln!("{}", beryl::report::graph::stats_text(&s));
+    assert!(s.files_in(lang) > 50, "too few {lang:?} files: {:?}", s.files_by_lang);
+    assert!(c.icfg.functions.len() >= min_functions, "{} functions", c.icfg.functions.len());
+
+    // More than 90 % of the source files are parsed and contribute CFGs.
+    let parsed = c.icfg.files.len() as f64 / (c.icfg.files.len() + c.skipped.len()) as f64;
+    assert!(parsed > 0.9, "only {:.1} % of files parsed", parsed * 100.0);
+
+    for (i, f) in c.icfg.functions.iter().enumerate() {
+        let nodes = c.icfg.function_nodes(i as u32);
+        let kinds: Vec<NodeKind> = nodes.clone().map(|n| g[NodeIndex::new(n)].kind).collect();
+        assert_eq!(kinds.iter().filter(|&&k| k == NodeKind::Entry).count(), 1, "{}", f.meta.qualified());
+        assert_eq!(kinds.iter().filter(|&&k| k == NodeKind::Exit).count(), 1, "{}", f.meta.qualified());
+        assert_eq!(g[f.entry].kind, NodeKind::Entry);
+        assert_eq!(g[f.exit].kind, NodeKind::Exit);
+        let file = &c.icfg.files[f.meta.file as usize];
+        for n in nodes {
+            let idx = NodeIndex::new(n);
+            let node = &g[idx];
+            assert_eq!(node.function as usize, i);
+            assert!(node.bytes.0 <= node.bytes.1 && node.bytes.1 as u64 <= file.bytes, "span outside {}", file.path.display());
+            assert!(node.lines.0 >= 1 && node.lines.0 <= node.lines.1 && node.lines.1 <= file.lines + 1);
+            if node.kind != NodeKind::Exit {
+                let intra = g
+                    .edges_directed(idx, Direction::Outgoing)
+                    .any(|e| !matches!(e.weight(), EdgeKind::Call | EdgeKind::Return));
+                assert!(intra, "node without successor in {} ({}:{}): {:?}", f.meta.qualified(), file.path.display(), node.lines.0, node.text);
+            }
+        }
+    }
+    assert!(s.resolved_call_sites > 0 && s.edges_by_kind["call"] > 0 && s.edges_by_kind["return"] > 0);
+}
+
+fn calls_between(c: &Corpus, caller: &str, callee: &str) -> bool {
+    c.icfg.functions.iter().filter(|f| f.meta.name == caller).any(|f| {
+        c.icfg.function_nodes(c.icfg.graph[f.entry].function).any(|n| {
+            c.icfg
+                .graph
+                .edges(NodeIndex::new(n))
+                .any(|e| *e.weight() == EdgeKind::Call && c.icfg.functions[c.icfg.graph[e.target()].function as usize].meta.name == callee)
+        })
+    })
+}
+
+#[test]
+fn igraph_c() {
+    let c = corpus("igraph");
+    check_invariants(&c, Lang::C, 3000);
+    assert!(calls_between(&c, "igraph_distances_floyd_warshall", "igraph_vcount"));
+}
+
+#[test]
+fn yaml_cpp() {
+    let c = corpus("yaml-cpp");
+    check_invariants(&c, Lang::Cpp, 1000);
+}
+
+#[test]
+fn commons_math3_java() {
+    let c = corpus("commons-math3");
+    check_invariants(&c, Lang::Java, 10000);
+    // A constructor call to a class of the same package resolves to its constructor.
+    assert!(calls_between(&c, "getSolver", "Solver"));
+    // A static call through an imported class of another package: `FastMath.sqrt(...)`.
+    assert!(calls_between(&c, "getNorm", "sqrt"));
+}
