@@ -359,7 +359,7 @@ impl<'a> Builder<'a> {
             for u in &updates {
                 calls::collect(self.lang, *u, self.src, &mut calls_v);
             }
-            let text = normalize_ws(std::str::from_utf8(&self.src[b0.0 as usize..b1.1 as usize]).unwrap_or(""));
+            let text = normalize_ws(std::str::from_utf8(&self.src[b0.0 as usize..(b1.1.max(b0.0)) as usize]).unwrap_or(""));
             Some(self.cfg.add(Node {
                 kind: NodeKind::Statement,
                 lang: self.lang,
@@ -394,8 +394,8 @@ impl<'a> Builder<'a> {
         let first = n.named_child(0).unwrap_or(n);
         let h = match body {
             Some(b) => {
-                let start = first.start_byte();
                 let end = b.start_byte();
+                let start = first.start_byte().min(end);
                 let raw = std::str::from_utf8(&self.src[start..end]).unwrap_or("");
                 let raw = raw.trim_end().trim_end_matches(')').trim_end();
                 let (bytes, lines) = span(first);
@@ -515,19 +515,21 @@ impl<'a> Builder<'a> {
             .named_child(0)
             .filter(|c| matches!(c.kind(), "identifier" | "statement_identifier"))
             .map(|c| self.text(c).to_string());
-        let idx = self.targets.iter().rposition(|t| match &label {
-            Some(l) => t.label.as_deref() == Some(l.as_str()),
-            None if is_break => t.continue_to.is_some() || t.label.is_none(),
-            None => t.continue_to.is_some(),
+        let idx = self.targets.iter().rposition(|t| {
+            let named = label.as_deref().is_none_or(|l| t.label.as_deref() == Some(l));
+            // Unlabelled break: innermost loop or switch (labelled blocks need the label).
+            named && (!is_break || label.is_some() || t.continue_to.is_some() || t.label.is_none())
+                && (is_break || t.continue_to.is_some())
         });
-        match idx {
-            Some(i) if is_break => self.targets[i].breaks.push(j),
-            Some(i) => {
-                let to = self.targets[i].continue_to.expect("continue target");
-                self.cfg.edge(j, to, EdgeKind::Jump);
+        match (idx, is_break) {
+            (Some(i), true) => self.targets[i].breaks.push(j),
+            (Some(i), false) => {
+                if let Some(to) = self.targets[i].continue_to {
+                    self.cfg.edge(j, to, EdgeKind::Jump);
+                }
             }
             // A stray break/continue (broken code): it leaves the function.
-            None => self.cfg.edge(j, EXIT, EdgeKind::Jump),
+            (None, _) => self.cfg.edge(j, EXIT, EdgeKind::Jump),
         }
         Vec::new()
     }
