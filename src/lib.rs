@@ -6,5 +6,6 @@
 pub mod corpus;
 pub mod graph;
 pub mod lang;
+pub mod model;
 pub mod native;
 pub mod report;
