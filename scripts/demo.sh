@@ -9,5 +9,5 @@ beryl=target/release/beryl
 corpus=$("$beryl" corpus fetch "${1:-igraph}")
 echo "== ICFG statistics of $corpus"
 "$beryl" graph "$corpus" --format stats
-echo "== CFG of igraph_distances_floyd_warshall (JSON, first lines)"
-"$beryl" graph "$corpus" --function igraph_distances_floyd_warshall --format json | head -n 40
+echo "== CFG of igraph_distances_floyd_warshall (DOT, first lines)"
+"$beryl" graph "$corpus" --function igraph_distances_floyd_warshall --format dot | head -n 40
