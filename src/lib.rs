@@ -7,5 +7,6 @@ pub mod corpus;
 pub mod graph;
 pub mod lang;
 pub mod model;
+pub mod pcode;
 pub mod native;
 pub mod report;

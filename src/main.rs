@@ -1,5 +1,6 @@
 use anyhow::{bail, Context, Result};
 use beryl::corpus::{self, fetch, WalkOptions};
+use beryl::pcode::{self, Classifier};
 use beryl::report;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -63,6 +64,9 @@ enum Cmd {
         #[command(subcommand)]
         cmd: CorpusCmd,
     },
+    /// The p-language: check, convert plain pseudocode, graph, train the line classifier.
+    #[command(subcommand)]
+    Pcode(PcodeCmd),
     /// Check that libtorch and FAISS load and compute.
     Doctor,
     /// Speed benchmarks; they print ratios against a baseline run in the same process.
@@ -79,6 +83,46 @@ enum CorpusCmd {
         #[arg(required = true)]
         names: Vec<String>,
     },
+}
+
+#[derive(Subcommand)]
+enum PcodeCmd {
+    /// Parse a p-code file and report syntax errors.
+    Check { file: PathBuf },
+    /// Convert plain pseudocode to p-code (printed on stdout).
+    Convert {
+        file: PathBuf,
+        /// Classifier model (default: models/pcode-classifier.bin, or $BERYL_PCODE_MODEL).
+        #[arg(long)]
+        model: Option<PathBuf>,
+    },
+    /// Print the graphs of a p-code file.
+    Graph {
+        file: PathBuf,
+        #[arg(long, value_enum, default_value_t = PcodeFormat::Dot)]
+        format: PcodeFormat,
+    },
+    /// Rebuild the math / natural-language classifier from C and Java sources
+    /// (scripts/train-classifier.sh fetches the corpora the shipped model used).
+    TrainClassifier {
+        #[arg(long)]
+        c_corpus: PathBuf,
+        #[arg(long)]
+        java_corpus: PathBuf,
+        #[arg(long, default_value = "models/pcode-classifier.bin")]
+        out: PathBuf,
+        #[arg(long, default_value_t = 20261121)]
+        seed: u64,
+        /// Sampled lines per language and label.
+        #[arg(long, default_value_t = 900)]
+        per_class: usize,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum PcodeFormat {
+    Dot,
+    Json,
 }
 
 #[derive(Subcommand)]
@@ -115,6 +159,7 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
+        Cmd::Pcode(cmd) => pcode_cmd(cmd),
         Cmd::Doctor => {
             for line in beryl::native::check().context("native runtime check failed")? {
                 println!("{line}");
@@ -123,6 +168,51 @@ fn run(cli: Cli) -> Result<()> {
         }
         Cmd::Bench { cmd: BenchCmd::Parse { walk, repeat } } => bench_parse(walk, repeat),
     }
+}
+
+fn pcode_cmd(cmd: PcodeCmd) -> Result<()> {
+    let with_file = |e: pcode::PcodeError, f: &std::path::Path| anyhow::anyhow!("{}", e.with_file(&f.display().to_string()));
+    match cmd {
+        PcodeCmd::Check { file } => {
+            let src = pcode::read_file(&file)?;
+            let procs = pcode::graphs(&src, 0).map_err(|e| with_file(e, &file))?;
+            let names: Vec<&str> = procs.iter().map(|p| p.meta.name.as_str()).collect();
+            println!("{}: ok ({} procedures: {})", file.display(), procs.len(), names.join(", "));
+        }
+        PcodeCmd::Convert { file, model } => {
+            let path = model.unwrap_or_else(Classifier::default_path);
+            let clf = Classifier::load(&path).with_context(|| format!("loading classifier {}", path.display()))?;
+            let src = pcode::read_file(&file)?;
+            let conv = pcode::convert(&src, &clf).map_err(|e| with_file(e, &file))?;
+            print!("{}", conv.pcode);
+        }
+        PcodeCmd::Graph { file, format } => {
+            let src = pcode::read_file(&file)?;
+            let procs = pcode::graphs(&src, 0).map_err(|e| with_file(e, &file))?;
+            let calls = pcode::call_sites(&procs);
+            match format {
+                PcodeFormat::Dot => print!("{}", pcode::render::to_dot(&procs, &calls)),
+                PcodeFormat::Json => println!("{}", pcode::render::to_json(&procs, &calls)),
+            }
+        }
+        PcodeCmd::TrainClassifier { c_corpus, java_corpus, out, seed, per_class } => {
+            let cfg = pcode::TrainConfig { c_corpus, java_corpus, seed, per_class, ..Default::default() };
+            let (clf, mut report) = pcode::train(&cfg)?;
+            clf.save(&out)?;
+            report.model_file = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let manifest = out.with_extension("json");
+            std::fs::write(&manifest, serde_json::to_string_pretty(&report)? + "\n")
+                .with_context(|| format!("writing {}", manifest.display()))?;
+            eprintln!(
+                "wrote {} ({} points) and {}; held-out mined-line accuracy {:.3}",
+                out.display(),
+                report.points,
+                manifest.display(),
+                report.holdout_accuracy
+            );
+        }
+    }
+    Ok(())
 }
 
 fn check_paths(walk: &Walk) -> Result<()> {

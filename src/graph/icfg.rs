@@ -92,6 +92,12 @@ impl Icfg {
             }
         }
         drop(resolver);
+        self.add_call_edges(sites);
+    }
+
+    /// Adds call edges (site → callee ENTRY) and return edges (callee EXIT → every
+    /// intraprocedural successor of the site) for resolved call sites.
+    pub fn add_call_edges(&mut self, sites: Vec<CallSite>) {
         for site in &sites {
             let after: Vec<NodeIndex> = self
                 .graph
@@ -112,7 +118,7 @@ impl Icfg {
                 }
             }
         }
-        self.calls = sites;
+        self.calls.extend(sites);
     }
 
     /// Functions named `name` (simple or qualified suffix, e.g. `Cls::run` or `Cls.run`).
