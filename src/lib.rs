@@ -1,9 +1,10 @@
 //! beryl: find where an algorithm is implemented in C, C++ and Java code bases.
 //!
 //! Stages, data flowing one way: [`corpus`] (files) → [`lang`] (per-function CFGs) →
-//! [`graph`] (ICFG) → [`native`] (tensor and vector-index runtimes) → [`report`].
+//! [`graph`] (ICFG) → [`features`] (node features) → [`native`] (tensor and vector-index runtimes) → [`report`].
 
 pub mod corpus;
+pub mod features;
 pub mod graph;
 pub mod lang;
 pub mod model;

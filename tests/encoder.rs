@@ -1,0 +1,166 @@
+//! The text encoder against reference embeddings, batching, the vector cache.
+
+use beryl::features::encoder::{cosine, MAX_TOKENS};
+use beryl::features::{Encoder, EncoderOptions, FeatureError, DIM};
+use std::path::PathBuf;
+
+const REFERENCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/encoder-reference.json");
+
+fn options(cache: Option<PathBuf>) -> EncoderOptions {
+    // Two threads: the machine has two cores and other tests run beside this one.
+    EncoderOptions { threads: Some(2), cache, ..Default::default() }
+}
+
+fn load(cache: Option<PathBuf>) -> Encoder {
+    Encoder::load_with(&Encoder::default_dir(), options(cache)).expect("encoder installed by scripts/setup.sh")
+}
+
+/// Largest difference between two lists of vectors: a text encoded in another batch may
+/// differ in the last bits (matmul blocking depends on the batch shape).
+fn max_diff(a: &[[f32; DIM]], b: &[[f32; DIM]]) -> f32 {
+    assert_eq!(a.len(), b.len());
+    a.iter().zip(b).flat_map(|(x, y)| x.iter().zip(y).map(|(p, q)| (p - q).abs())).fold(0.0, f32::max)
+}
+
+fn reference() -> (Vec<String>, Vec<Vec<f32>>) {
+    let text = std::fs::read_to_string(REFERENCE).expect("reference embeddings");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("reference json");
+    let texts: Vec<String> = serde_json::from_value(v["texts"].clone()).expect("texts");
+    let embs: Vec<Vec<f32>> = serde_json::from_value(v["embeddings"].clone()).expect("embeddings");
+    assert_eq!(texts.len(), embs.len());
+    (texts, embs)
+}
+
+#[test]
+fn matches_reference_embeddings() {
+    let enc = load(None);
+    assert!(enc.identity().is_reference(), "{:?}", enc.identity());
+    let (texts, want) = reference();
+    assert_eq!(texts.len(), 16);
+    let refs: Vec<&str> = texts.iter().map(|s| s.as_str()).collect();
+    let got = enc.encode(&refs).unwrap();
+    let mut min = f32::INFINITY;
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(w.len(), DIM);
+        let c = cosine(g, w);
+        min = min.min(c);
+        assert!(c >= 0.999, "text {i} {:?}: cosine {c}", texts[i]);
+        let norm: f32 = g.iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-4, "text {i} norm {norm}");
+    }
+    eprintln!("min cosine to the reference over {} texts: {min:.6}", texts.len());
+}
+
+#[test]
+fn batched_equals_one_at_a_time_and_repeats_encode_once() {
+    let enc = load(None);
+    let (texts, _) = reference();
+    let mut refs: Vec<&str> = texts.iter().map(|s| s.as_str()).collect();
+    refs.push(refs[3]); // a repeat
+    let batched = enc.encode(&refs).unwrap();
+    let s = enc.stats();
+    assert_eq!(s.encoded, 16, "the repeated text is encoded once");
+    assert!(s.batches < 16, "texts share forward passes: {s:?}");
+    assert!(batched[3] == batched[16]);
+    for (t, b) in refs.iter().zip(&batched) {
+        let one = enc.encode_uncached(&[t], 1).unwrap();
+        let diff = one[0].iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0f32, f32::max);
+        assert!(diff < 1e-5, "{t:?}: batched differs from single by {diff}");
+    }
+}
+
+#[test]
+fn truncates_at_256_tokens() {
+    let enc = load(None);
+    let long = "the quick brown fox jumps over the lazy dog ".repeat(60);
+    assert_eq!(enc.token_count(&long).unwrap(), MAX_TOKENS);
+    let longer = format!("{long} and then something else entirely different");
+    let v = enc.encode(&[long.as_str(), longer.as_str(), "short text"]).unwrap();
+    assert!(cosine(&v[0], &v[1]) > 0.99999, "text past the limit must not change the vector");
+    assert!(cosine(&v[0], &v[2]) < 0.9);
+}
+
+#[test]
+fn cache_hits_skip_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("vectors.bin");
+    let texts = ["for i in 1 to n", "x = y + 1;", "return gcd(b, a % b);", "sort the edges by weight"];
+    let first = {
+        let enc = load(Some(path.clone()));
+        let v = enc.encode(&texts).unwrap();
+        assert_eq!(enc.stats().encoded, 4);
+        assert_eq!(enc.cached(), 4);
+        // Within one process a repeat is answered by the cache too.
+        let again = enc.encode(&texts[..2]).unwrap();
+        assert_eq!(enc.stats().encoded, 4);
+        assert_eq!(enc.stats().cache_hits, 2);
+        assert!(again[..] == v[..2]);
+        v
+    };
+    // A new process (a fresh encoder over the same file) re-indexing the same texts.
+    let enc = load(Some(path.clone()));
+    let v = enc.encode(&texts).unwrap();
+    let s = enc.stats();
+    assert_eq!((s.encoded, s.batches, s.cache_hits), (0, 0, 4), "{s:?}");
+    assert!(v == first, "cached vectors are bit-identical");
+    // A mix: only the new text reaches the model.
+    let v = enc.encode(&["x = y + 1;", "a brand new text"]).unwrap();
+    assert_eq!(enc.stats().encoded, 1);
+    assert!(v[0] == first[1]);
+}
+
+#[test]
+fn torn_or_corrupt_cache_is_recovered() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("vectors.bin");
+    let texts = ["alpha", "beta", "gamma"];
+    let first = load(Some(path.clone())).encode(&texts).unwrap();
+
+    // A crash in the middle of the last record.
+    let len = std::fs::metadata(&path).unwrap().len();
+    std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(len - 100).unwrap();
+    let enc = load(Some(path.clone()));
+    assert_eq!(enc.cached(), 2);
+    assert!(max_diff(&enc.encode(&texts).unwrap(), &first) < 1e-5);
+    assert_eq!(enc.stats().encoded, 1, "only the torn record is encoded again");
+    drop(enc);
+    assert_eq!(load(Some(path.clone())).cached(), 3);
+
+    // A flipped byte inside a record: it and everything after it are dropped.
+    let mut bytes = std::fs::read(&path).unwrap();
+    let at = bytes.len() - 2000;
+    bytes[at] ^= 0x55;
+    std::fs::write(&path, &bytes).unwrap();
+    let enc = load(Some(path.clone()));
+    assert!(enc.cached() < 3);
+    assert!(max_diff(&enc.encode(&texts).unwrap(), &first) < 1e-5);
+
+    // Not a cache at all.
+    std::fs::write(&path, b"garbage that is not a vector cache").unwrap();
+    let enc = load(Some(path.clone()));
+    assert_eq!(enc.cached(), 0);
+    assert!(max_diff(&enc.encode(&texts).unwrap(), &first) < 1e-5);
+    assert_eq!(enc.stats().encoded, 3);
+}
+
+#[test]
+fn missing_files_name_the_setup_script() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = match Encoder::load(dir.path()) {
+        Err(e) => e,
+        Ok(_) => panic!("loaded an encoder from an empty folder"),
+    };
+    assert!(matches!(err, FeatureError::Missing { .. }), "{err:?}");
+    assert!(err.to_string().contains("scripts/setup.sh"), "{err}");
+}
+
+#[test]
+fn damaged_weights_are_an_error_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = Encoder::default_dir();
+    for f in ["config.json", "tokenizer.json"] {
+        std::fs::copy(src.join(f), dir.path().join(f)).unwrap();
+    }
+    std::fs::write(dir.path().join("model.safetensors"), b"\x10\0\0\0\0\0\0\0{not json}").unwrap();
+    assert!(matches!(Encoder::load(dir.path()), Err(FeatureError::Weights { .. })));
+}
