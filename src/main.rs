@@ -32,6 +32,7 @@ impl Walk {
         WalkOptions {
             max_bytes: self.max_file_size,
             respect_ignore: !self.no_ignore,
+            langs: Vec::new(),
         }
     }
 }
@@ -67,6 +68,33 @@ enum Cmd {
     /// The p-language: check, convert plain pseudocode, graph, train the line classifier.
     #[command(subcommand)]
     Pcode(PcodeCmd),
+    /// Train the GCN graph autoencoder on real corpora (self-supervised link prediction).
+    Train {
+        /// Corpus roots; each contributes at most --max-nodes nodes.
+        #[arg(long = "corpus", required = true, num_args = 1..)]
+        corpora: Vec<PathBuf>,
+        /// Keep only files of this language.
+        #[arg(long, value_enum, default_value_t = LangSel::Mixed)]
+        lang: LangSel,
+        /// Output directory (weights.safetensors + manifest.json).
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long, default_value_t = 40_000)]
+        max_nodes: usize,
+        #[arg(long, default_value_t = 100)]
+        epochs: usize,
+        /// Epochs without a better validation AUC before stopping.
+        #[arg(long, default_value_t = 5)]
+        patience: usize,
+        #[arg(long, default_value_t = 7)]
+        seed: u64,
+        /// libtorch threads (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Folder with the encoder files (default $BERYL_ENCODER_DIR or /opt/beryl/encoder).
+        #[arg(long)]
+        encoder_dir: Option<PathBuf>,
+    },
     /// Check that libtorch and FAISS load and compute.
     Doctor,
     /// Speed benchmarks; they print ratios against a baseline run in the same process.
@@ -83,6 +111,14 @@ enum CorpusCmd {
         #[arg(required = true)]
         names: Vec<String>,
     },
+}
+
+#[derive(Copy, Clone, ValueEnum)]
+enum LangSel {
+    C,
+    Cpp,
+    Java,
+    Mixed,
 }
 
 #[derive(Subcommand)]
@@ -180,6 +216,9 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Cmd::Pcode(cmd) => pcode_cmd(cmd),
+        Cmd::Train { corpora, lang, out, max_nodes, epochs, patience, seed, threads, encoder_dir } => {
+            train_cmd(corpora, lang, out, max_nodes, epochs, patience, seed, threads, encoder_dir)
+        }
         Cmd::Doctor => {
             for line in beryl::native::check().context("native runtime check failed")? {
                 println!("{line}");
@@ -235,6 +274,97 @@ fn pcode_cmd(cmd: PcodeCmd) -> Result<()> {
             );
         }
     }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn train_cmd(
+    corpora: Vec<PathBuf>,
+    lang: LangSel,
+    out: PathBuf,
+    max_nodes: usize,
+    epochs: usize,
+    patience: usize,
+    seed: u64,
+    threads: Option<usize>,
+    encoder_dir: Option<PathBuf>,
+) -> Result<()> {
+    use beryl::features::{Encoder, EncoderOptions};
+    use beryl::graph::Lang;
+    use beryl::model::fit::{fit, FitConfig};
+    use beryl::model::train::TrainConfig;
+    use indicatif::{ProgressBar, ProgressStyle};
+    for p in &corpora {
+        if !p.exists() {
+            bail!("{}: no such file or directory", p.display());
+        }
+    }
+    let (langs, name) = match lang {
+        LangSel::C => (vec![Lang::C], "c"),
+        LangSel::Cpp => (vec![Lang::Cpp], "cpp"),
+        LangSel::Java => (vec![Lang::Java], "java"),
+        LangSel::Mixed => (vec![], "mixed"),
+    };
+    let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let dir = encoder_dir.unwrap_or_else(Encoder::default_dir);
+    let mut enc = Encoder::load_with(&dir, EncoderOptions { threads: Some(threads), ..EncoderOptions::default() })
+        .context("loading the text encoder")?;
+    let cache = Encoder::default_cache_path(enc.identity());
+    enc.attach_cache(&cache).with_context(|| format!("opening the vector cache {}", cache.display()))?;
+    let cfg = FitConfig {
+        corpora,
+        walk: WalkOptions { langs, ..WalkOptions::default() },
+        lang: name.to_string(),
+        max_nodes,
+        train: TrainConfig { max_epochs: epochs, patience, seed, ..TrainConfig::default() },
+    };
+    let bar = ProgressBar::new(0);
+    bar.set_style(ProgressStyle::with_template("{prefix:>8} [{bar:30}] {pos}/{len} {elapsed_precise} {msg}")?.progress_chars("=> "));
+    bar.set_prefix("features");
+    let mut epoch_bar: Option<ProgressBar> = None;
+    let model = fit(
+        &cfg,
+        &enc,
+        |done, total| {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        },
+        |e| {
+            let b = epoch_bar.get_or_insert_with(|| {
+                bar.finish();
+                let b = ProgressBar::new(epochs as u64);
+                if let Ok(s) = ProgressStyle::with_template("{prefix:>8} [{bar:30}] {pos}/{len} {elapsed_precise} {msg}") {
+                    b.set_style(s.progress_chars("=> "));
+                }
+                b.set_prefix("epochs");
+                b
+            });
+            b.set_position(e.epoch as u64);
+            b.set_message(format!("loss {:.4}  val AUC {:.4}", e.loss, e.val_auc));
+            let line = format!("epoch {:>3}  loss {:.4}  val AUC {:.4}", e.epoch, e.loss, e.val_auc);
+            // Progress bars are hidden when stderr is not a terminal; the log line is not.
+            if b.is_hidden() {
+                eprintln!("{line}");
+            } else {
+                b.println(line);
+            }
+        },
+    )?;
+    if let Some(b) = epoch_bar {
+        b.finish();
+    }
+    model.save(&out)?;
+    let m = &model.manifest;
+    println!(
+        "wrote {}: best val AUC {:.4} at epoch {} of {}, {} train / {} val edges, {:.0} s",
+        out.display(),
+        m.val_auc,
+        m.best_epoch,
+        m.epochs,
+        m.train_edges,
+        m.val_edges,
+        m.train_seconds
+    );
     Ok(())
 }
 

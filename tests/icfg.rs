@@ -133,7 +133,7 @@ fn bad_input_is_skipped_with_reasons() {
     w("ignored.c", b"int ig(void) { return 3; }\n");
     w(".gitignore", b"ignored.c\n");
     std::fs::create_dir(d.path().join(".git")).unwrap();
-    let opts = WalkOptions { max_bytes: 1000, respect_ignore: true };
+    let opts = WalkOptions { max_bytes: 1000, respect_ignore: true, langs: vec![] };
     let c = load(&[d.path().to_path_buf()], &opts);
     let reasons: std::collections::BTreeMap<String, usize> = c.skipped_by_reason();
     assert_eq!(reasons.get("binary"), Some(&1));
@@ -142,7 +142,7 @@ fn bad_input_is_skipped_with_reasons() {
     assert_eq!(reasons.get("too_large"), Some(&1));
     let names: Vec<&str> = c.icfg.functions.iter().map(|f| f.meta.name.as_str()).collect();
     assert_eq!(names, ["ok"]);
-    let all = load(&[d.path().to_path_buf()], &WalkOptions { max_bytes: 1000, respect_ignore: false });
+    let all = load(&[d.path().to_path_buf()], &WalkOptions { max_bytes: 1000, respect_ignore: false, langs: vec![] });
     assert!(all.icfg.functions.iter().any(|f| f.meta.name == "ig"));
 }
 

@@ -57,6 +57,7 @@ pub fn load(roots: &[PathBuf], opts: &WalkOptions) -> Corpus {
     let mut icfg = Icfg::default();
     for r in parsed {
         match r {
+            Ok((_, _, pf)) if !opts.langs.is_empty() && !opts.langs.contains(&pf.lang) => {}
             Ok((path, src, pf)) => {
                 if pf.error_regions > 0 {
                     log::debug!("{}: {} error regions recovered", path.display(), pf.error_regions);

@@ -11,6 +11,8 @@ pub struct WalkOptions {
     pub max_bytes: u64,
     /// Honour .gitignore, .ignore and git excludes.
     pub respect_ignore: bool,
+    /// Keep only files parsed as one of these languages; empty keeps all.
+    pub langs: Vec<crate::graph::Lang>,
 }
 
 impl Default for WalkOptions {
@@ -18,6 +20,7 @@ impl Default for WalkOptions {
         WalkOptions {
             max_bytes: 1 << 20,
             respect_ignore: true,
+            langs: Vec::new(),
         }
     }
 }

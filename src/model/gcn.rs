@@ -1,9 +1,18 @@
-//! The graph autoencoder of Beryllium §4.2: two GCN layers
-//! `H' = ReLU(D^-1/2 (A+I) D^-1/2 H W)` and an inner-product decoder `sigmoid(z_i · z_j)`.
+//! The graph autoencoder of Beryllium §4.2: two GCN layers over `Â = D^-1/2 (A+I) D^-1/2`,
+//! `H = ReLU(Â X W1)` and `Z = Â H W2`, and an inner-product decoder `sigmoid(z_i · z_j)`.
+//!
+//! The output layer has no ReLU, as in the PyTorch Geometric GAE encoder the paper used:
+//! with ReLU there, every logit is ≥ 0, negatives can only be pushed to exactly zero, and
+//! training on real features collapsed to dead units (validation AUC 0.50, loss ln 2).
 
 use tch::{nn, Device, Kind, Tensor};
 
 pub struct Gcn {
+    /// Per-feature mean and spread of the training nodes (not trained by gradient):
+    /// inputs are standardized first, so the text vectors' shared direction and the
+    /// different feature scales do not swamp the first layer.
+    pub mu: Tensor,
+    pub sigma: Tensor,
     pub w1: Tensor,
     pub w2: Tensor,
     pub in_dim: i64,
@@ -19,6 +28,8 @@ fn glorot(fan_in: i64, fan_out: i64) -> nn::Init {
 impl Gcn {
     pub fn new(vs: &nn::Path, in_dim: i64, hidden: i64) -> Gcn {
         Gcn {
+            mu: vs.zeros_no_train("mu", &[in_dim]),
+            sigma: vs.ones_no_train("sigma", &[in_dim]),
             w1: vs.var("w1", &[in_dim, hidden], glorot(in_dim, hidden)),
             w2: vs.var("w2", &[hidden, hidden], glorot(hidden, hidden)),
             in_dim,
@@ -27,9 +38,25 @@ impl Gcn {
     }
 
     /// Node embeddings `Z` for features `x` (n × in_dim) and normalized adjacency `adj`.
+    /// Sets the standardization from training features `x` (n × in_dim).
+    pub fn fit_standardization(&mut self, xs: &[&Tensor]) {
+        let all = Tensor::cat(xs, 0);
+        let mu = all.mean_dim(0, false, Kind::Float);
+        // Constant columns (a node kind absent from training) keep unit spread.
+        let sd = all.std_dim(0, false, false);
+        let sd = sd.where_self(&sd.gt(1e-4), &Tensor::ones_like(&sd));
+        // Rows of unit norm on average: logits start near zero instead of in the hundreds.
+        let sd = sd * (self.in_dim as f64).sqrt();
+        tch::no_grad(|| {
+            self.mu.copy_(&mu);
+            self.sigma.copy_(&sd);
+        });
+    }
+
     pub fn forward(&self, adj: &Tensor, x: &Tensor) -> Tensor {
+        let x = (x - &self.mu) / &self.sigma;
         let h = adj.mm(&x.mm(&self.w1)).relu();
-        adj.mm(&h.mm(&self.w2)).relu()
+        adj.mm(&h.mm(&self.w2))
     }
 }
 
@@ -97,7 +124,7 @@ mod tests {
         });
         let x = Tensor::from_slice(&[1f32, 0., 0., 1., 1., 1.]).view([3, 2]);
         let z = Vec::<f32>::try_from(&g.forward(&adj, &x).flatten(0, -1)).unwrap();
-        // By hand: H = ReLU(Â X) (W1 = I); Z = ReLU(Â H W2).
+        // By hand: H = ReLU(Â X) (W1 = I); Z = Â H W2.
         let ahat = [[s2, s6, 0.0], [s6, 1.0 / 3.0, s6], [0.0, s6, s2]];
         let xs = [[1.0f32, 0.0], [0.0, 1.0], [1.0, 1.0]];
         let mm = |a: &[[f32; 3]; 3], b: &[[f32; 2]; 3]| {
@@ -111,7 +138,8 @@ mod tests {
         };
         let h = mm(&ahat, &xs).map(|r| r.map(|v| v.max(0.0)));
         let hw = h.map(|r| [r[0], -r[0] + r[1]]);
-        let want = mm(&ahat, &hw).map(|r| r.map(|v| v.max(0.0)));
+        let want = mm(&ahat, &hw);
+        assert!(want.iter().flatten().any(|&v| v < 0.0), "the example exercises a negative output");
         for (i, w) in want.iter().flatten().enumerate() {
             assert!((z[i] - w).abs() < 1e-5, "z {z:?} want {want:?}");
         }

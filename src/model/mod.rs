@@ -1,6 +1,8 @@
 //! The GCN graph autoencoder: model, training, and its files on disk
 //! (`weights.safetensors` + `manifest.json` in one directory).
 
+pub mod embed;
+pub mod fit;
 pub mod gcn;
 pub mod partition;
 pub mod train;
