@@ -38,21 +38,9 @@ fn graphs(icfg: &Icfg) -> Vec<TrainGraph> {
 }
 
 fn manifest(in_dim: i64) -> Manifest {
-    Manifest {
-        feature_schema: 0,
-        encoder: "none".into(),
-        in_dim,
-        hidden: 64,
-        seed: 11,
-        lang: "c".into(),
-        corpora: vec![],
-        epochs: 0,
-        best_epoch: 0,
-        val_auc: 0.0,
-        train_edges: 0,
-        val_edges: 0,
-        train_seconds: 0.0,
-    }
+    let mut m = Manifest::untrained("none", in_dim, 64, 11, "c");
+    m.feature_schema = 0;
+    m
 }
 
 fn run(gs: &[TrainGraph], seed: u64) -> (Model, f64, Vec<f64>) {

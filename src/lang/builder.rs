@@ -11,7 +11,7 @@
 //! throw inside the try body.
 
 use super::calls;
-use crate::graph::{normalize_ws, EdgeKind, FnCfg, Lang, LocalId, Node, NodeKind, EXIT};
+use crate::graph::{normalize_ws, CallRef, EdgeKind, FnCfg, Lang, LocalId, Node, NodeKind, EXIT};
 use std::collections::HashMap;
 use tree_sitter::Node as TsNode;
 
@@ -85,11 +85,7 @@ impl<'a> Builder<'a> {
         n.utf8_text(self.src).unwrap_or("")
     }
 
-    /// Adds a node of `kind` spanning `n`, with calls collected from `calls_in`.
-    fn node(&mut self, kind: NodeKind, n: TsNode, calls_in: TsNode) -> LocalId {
-        let (bytes, lines) = span(n);
-        let mut cs = Vec::new();
-        calls::collect(self.lang, calls_in, self.src, &mut cs);
+    fn push(&mut self, kind: NodeKind, bytes: (u32, u32), lines: (u32, u32), text: String, calls: Vec<CallRef>) -> LocalId {
         self.cfg.add(Node {
             kind,
             lang: self.lang,
@@ -97,24 +93,23 @@ impl<'a> Builder<'a> {
             function: self.function,
             bytes,
             lines,
-            text: normalize_ws(self.text(n)),
-            calls: cs,
+            text,
+            calls,
         })
+    }
+
+    /// Adds a node of `kind` spanning `n`, with calls collected from `calls_in`.
+    fn node(&mut self, kind: NodeKind, n: TsNode, calls_in: TsNode) -> LocalId {
+        let (bytes, lines) = span(n);
+        let mut cs = Vec::new();
+        calls::collect(self.lang, calls_in, self.src, &mut cs);
+        self.push(kind, bytes, lines, normalize_ws(self.text(n)), cs)
     }
 
     /// A node whose text is a fixed word (`try`, `finally`, `do`), without calls.
     fn marker(&mut self, kind: NodeKind, n: TsNode, word: &str) -> LocalId {
         let (bytes, lines) = span(n);
-        self.cfg.add(Node {
-            kind,
-            lang: self.lang,
-            file: self.file,
-            function: self.function,
-            bytes: (bytes.0, bytes.0 + word.len() as u32),
-            lines: (lines.0, lines.0),
-            text: word.to_string(),
-            calls: Vec::new(),
-        })
+        self.push(kind, (bytes.0, bytes.0 + word.len() as u32), (lines.0, lines.0), word.to_string(), Vec::new())
     }
 
     fn connect(&mut self, from: &Frontier, to: LocalId) {
@@ -360,16 +355,7 @@ impl<'a> Builder<'a> {
                 calls::collect(self.lang, *u, self.src, &mut calls_v);
             }
             let text = normalize_ws(std::str::from_utf8(&self.src[b0.0 as usize..(b1.1.max(b0.0)) as usize]).unwrap_or(""));
-            Some(self.cfg.add(Node {
-                kind: NodeKind::Statement,
-                lang: self.lang,
-                file: self.file,
-                function: self.function,
-                bytes: (b0.0, b1.1),
-                lines: (l0.0, l1.1),
-                text,
-                calls: calls_v,
-            }))
+            Some(self.push(NodeKind::Statement, (b0.0, b1.1), (l0.0, l1.1), text, calls_v))
         };
         let cont = upd.unwrap_or(h);
         let (end, breaks) = self.loop_body(n.child_by_field_name("body"), h, cont, label, vec![(h, EdgeKind::True)]);
@@ -403,16 +389,7 @@ impl<'a> Builder<'a> {
                 if let Some(v) = n.child_by_field_name("value").or_else(|| n.child_by_field_name("right")) {
                     calls::collect(self.lang, v, self.src, &mut cs);
                 }
-                self.cfg.add(Node {
-                    kind: NodeKind::LoopHead,
-                    lang: self.lang,
-                    file: self.file,
-                    function: self.function,
-                    bytes: (bytes.0, (start + raw.len()) as u32),
-                    lines,
-                    text: normalize_ws(raw),
-                    calls: cs,
-                })
+                self.push(NodeKind::LoopHead, (bytes.0, (start + raw.len()) as u32), lines, normalize_ws(raw), cs)
             }
             None => self.marker(NodeKind::LoopHead, n, "for"),
         };
@@ -495,16 +472,7 @@ impl<'a> Builder<'a> {
         if let Some(c) = calls_in {
             calls::collect(self.lang, c, self.src, &mut cs);
         }
-        self.cfg.add(Node {
-            kind,
-            lang: self.lang,
-            file: self.file,
-            function: self.function,
-            bytes: (whole.start_byte() as u32, end as u32),
-            lines: (whole.start_position().row as u32 + 1, line_end),
-            text,
-            calls: cs,
-        })
+        self.push(kind, (whole.start_byte() as u32, end as u32), (whole.start_position().row as u32 + 1, line_end), text, cs)
     }
 
     fn jump_stmt(&mut self, n: TsNode, fr: Frontier, is_break: bool) -> Frontier {
@@ -548,16 +516,7 @@ impl<'a> Builder<'a> {
         let l = match label_node {
             Some(ln) => {
                 let (bytes, lines) = span(ln);
-                self.cfg.add(Node {
-                    kind: NodeKind::Label,
-                    lang: self.lang,
-                    file: self.file,
-                    function: self.function,
-                    bytes,
-                    lines,
-                    text: format!("{name}:"),
-                    calls: Vec::new(),
-                })
+                self.push(NodeKind::Label, bytes, lines, format!("{name}:"), Vec::new())
             }
             None => self.marker(NodeKind::Label, n, ":"),
         };
@@ -594,16 +553,7 @@ impl<'a> Builder<'a> {
                     .unwrap_or(*c);
                 let (bytes, lines) = span(head);
                 let text = normalize_ws(self.text(head));
-                self.cfg.add(Node {
-                    kind: NodeKind::Catch,
-                    lang: self.lang,
-                    file: self.file,
-                    function: self.function,
-                    bytes,
-                    lines,
-                    text: if text.starts_with("catch") { text } else { format!("catch {text}") },
-                    calls: Vec::new(),
-                })
+                self.push(NodeKind::Catch, bytes, lines, if text.starts_with("catch") { text } else { format!("catch {text}") }, Vec::new())
             })
             .collect();
         for &h in &handler_ids {

@@ -1,6 +1,6 @@
 //! `beryl train`: corpora → subgraphs with initial features → trained autoencoder on disk.
 
-use super::embed::{train_graphs, FEATURE_SCHEMA, IN_DIM, PART_NODES};
+use super::embed::{train_graphs, IN_DIM, PART_NODES};
 use super::partition::{partition, Part};
 use super::train::{train, EpochStats, TrainConfig, TrainGraph};
 use super::{CorpusInfo, Manifest, Model, ModelError};
@@ -92,21 +92,8 @@ pub fn fit(
         });
         graphs.extend(gs);
     }
-    let manifest = Manifest {
-        feature_schema: FEATURE_SCHEMA,
-        encoder: enc.hash().to_string(),
-        in_dim: IN_DIM as i64,
-        hidden: HIDDEN,
-        seed: cfg.train.seed,
-        lang: cfg.lang.clone(),
-        corpora: infos,
-        epochs: 0,
-        best_epoch: 0,
-        val_auc: 0.0,
-        train_edges: 0,
-        val_edges: 0,
-        train_seconds: 0.0,
-    };
+    let mut manifest = Manifest::untrained(enc.hash(), IN_DIM as i64, HIDDEN, cfg.train.seed, &cfg.lang);
+    manifest.corpora = infos;
     tch::manual_seed(cfg.train.seed as i64);
     let mut model = Model::new(IN_DIM as i64, HIDDEN, manifest);
     let xs: Vec<&tch::Tensor> = graphs.iter().map(|g| &g.x).collect();

@@ -56,6 +56,27 @@ pub struct Manifest {
     pub train_seconds: f64,
 }
 
+impl Manifest {
+    /// The manifest of a model not trained yet; training fills in the rest.
+    pub fn untrained(encoder: &str, in_dim: i64, hidden: i64, seed: u64, lang: &str) -> Manifest {
+        Manifest {
+            feature_schema: embed::FEATURE_SCHEMA,
+            encoder: encoder.to_string(),
+            in_dim,
+            hidden,
+            seed,
+            lang: lang.to_string(),
+            corpora: Vec::new(),
+            epochs: 0,
+            best_epoch: 0,
+            val_auc: 0.0,
+            train_edges: 0,
+            val_edges: 0,
+            train_seconds: 0.0,
+        }
+    }
+}
+
 /// A trained model ready to embed graphs.
 pub struct Model {
     pub vs: nn::VarStore,
