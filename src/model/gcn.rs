@@ -54,7 +54,10 @@ impl Gcn {
     }
 
     pub fn forward(&self, adj: &Tensor, x: &Tensor) -> Tensor {
-        let x = (x - &self.mu) / &self.sigma;
+        // Clipped, so a rare feature (a node kind seen a few times in training, with a tiny
+        // spread) cannot blow up to hundreds of standard deviations.
+        let bound = 4.0 / (self.in_dim as f64).sqrt();
+        let x = ((x - &self.mu) / &self.sigma).clamp(-bound, bound);
         let h = adj.mm(&x.mm(&self.w1)).relu();
         adj.mm(&h.mm(&self.w2))
     }
