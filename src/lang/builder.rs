@@ -287,26 +287,32 @@ impl<'a> Builder<'a> {
         out
     }
 
-    fn loop_body(&mut self, body: Option<TsNode<'a>>, head: LocalId, cont: LocalId, label: Option<String>, fr: Frontier) -> (Frontier, Vec<LocalId>) {
+    /// Builds a loop body with `cont` as its continue target; returns the body's end and
+    /// the break nodes that leave the loop.
+    fn loop_body(&mut self, body: Option<TsNode<'a>>, cont: LocalId, label: Option<String>, fr: Frontier) -> (Frontier, Vec<LocalId>) {
         self.targets.push(Target { label, continue_to: Some(cont), breaks: Vec::new() });
         let out = match body {
             Some(b) => self.stmt(b, fr),
             None => fr,
         };
         let t = self.targets.pop().expect("pushed above");
-        let _ = head;
         (out, t.breaks)
+    }
+
+    /// What follows a loop: the head's false edge (when it has a test) and its breaks.
+    fn loop_exits(exit_test: Option<LocalId>, breaks: Vec<LocalId>) -> Frontier {
+        let mut out: Frontier = exit_test.map(|h| (h, EdgeKind::False)).into_iter().collect();
+        out.extend(breaks.into_iter().map(|b| (b, EdgeKind::Jump)));
+        out
     }
 
     fn while_stmt(&mut self, n: TsNode<'a>, label: Option<String>, fr: Frontier) -> Frontier {
         let cond = n.child_by_field_name("condition").unwrap_or(n);
         let h = self.node(NodeKind::LoopHead, strip_parens(cond), cond);
         self.connect(&fr, h);
-        let (end, breaks) = self.loop_body(n.child_by_field_name("body"), h, h, label, vec![(h, EdgeKind::True)]);
+        let (end, breaks) = self.loop_body(n.child_by_field_name("body"), h, label, vec![(h, EdgeKind::True)]);
         self.connect_back(&end, h);
-        let mut out = vec![(h, EdgeKind::False)];
-        out.extend(breaks.into_iter().map(|b| (b, EdgeKind::Jump)));
-        out
+        Self::loop_exits(Some(h), breaks)
     }
 
     fn do_stmt(&mut self, n: TsNode<'a>, label: Option<String>, fr: Frontier) -> Frontier {
@@ -315,11 +321,9 @@ impl<'a> Builder<'a> {
         // The test's true edge re-enters the body: it is the loop's back edge.
         let mut entry = fr;
         entry.push((h, EdgeKind::Back));
-        let (end, breaks) = self.loop_body(n.child_by_field_name("body"), h, h, label, entry);
+        let (end, breaks) = self.loop_body(n.child_by_field_name("body"), h, label, entry);
         self.connect(&end, h);
-        let mut out = vec![(h, EdgeKind::False)];
-        out.extend(breaks.into_iter().map(|b| (b, EdgeKind::Jump)));
-        out
+        Self::loop_exits(Some(h), breaks)
     }
 
     fn for_stmt(&mut self, n: TsNode<'a>, label: Option<String>, mut fr: Frontier) -> Frontier {
@@ -358,7 +362,7 @@ impl<'a> Builder<'a> {
             Some(self.push(NodeKind::Statement, (b0.0, b1.1), (l0.0, l1.1), text, calls_v))
         };
         let cont = upd.unwrap_or(h);
-        let (end, breaks) = self.loop_body(n.child_by_field_name("body"), h, cont, label, vec![(h, EdgeKind::True)]);
+        let (end, breaks) = self.loop_body(n.child_by_field_name("body"), cont, label, vec![(h, EdgeKind::True)]);
         match upd {
             Some(u) => {
                 self.connect(&end, u);
@@ -366,12 +370,7 @@ impl<'a> Builder<'a> {
             }
             None => self.connect_back(&end, h),
         }
-        let mut out = Vec::new();
-        if n.child_by_field_name("condition").is_some() {
-            out.push((h, EdgeKind::False));
-        }
-        out.extend(breaks.into_iter().map(|b| (b, EdgeKind::Jump)));
-        out
+        Self::loop_exits(n.child_by_field_name("condition").map(|_| h), breaks)
     }
 
     fn foreach_stmt(&mut self, n: TsNode<'a>, label: Option<String>, fr: Frontier) -> Frontier {
@@ -394,11 +393,9 @@ impl<'a> Builder<'a> {
             None => self.marker(NodeKind::LoopHead, n, "for"),
         };
         self.connect(&fr, h);
-        let (end, breaks) = self.loop_body(body, h, h, label, vec![(h, EdgeKind::True)]);
+        let (end, breaks) = self.loop_body(body, h, label, vec![(h, EdgeKind::True)]);
         self.connect_back(&end, h);
-        let mut out = vec![(h, EdgeKind::False)];
-        out.extend(breaks.into_iter().map(|b| (b, EdgeKind::Jump)));
-        out
+        Self::loop_exits(Some(h), breaks)
     }
 
     fn switch_stmt(&mut self, n: TsNode<'a>, label: Option<String>, fr: Frontier) -> Frontier {

@@ -45,10 +45,11 @@ fn local(icfg: &Icfg, f: u32, n: petgraph::graph::NodeIndex) -> Option<usize> {
 /// Edges of function `f`: its own, plus call edges out of it (to other functions).
 fn edges_of(icfg: &Icfg, f: u32) -> Vec<JsonEdge> {
     let mut v = Vec::new();
-    for i in icfg.function_nodes(f) {
+    let range = icfg.function_nodes(f);
+    for i in range.clone() {
         let a = petgraph::graph::NodeIndex::new(i);
         for e in icfg.graph.edges(a) {
-            let from = i - icfg.function_nodes(f).start;
+            let from = i - range.start;
             match local(icfg, f, e.target()) {
                 Some(to) if !matches!(e.weight(), EdgeKind::Call | EdgeKind::Return) => {
                     v.push(JsonEdge { from, to, kind: e.weight().name(), function: None })
