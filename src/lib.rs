@@ -3,7 +3,9 @@
 //! Stages, data flowing one way: [`corpus`] (files) → [`lang`] (per-function CFGs) →
 //! [`graph`] (ICFG) → [`features`] (node features) → [`native`] (tensor and vector-index runtimes) → [`report`].
 
+pub mod anonymize;
 pub mod corpus;
+pub mod eval;
 pub mod features;
 pub mod graph;
 pub mod lang;

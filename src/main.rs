@@ -7,6 +7,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
+mod cli;
+
 #[derive(Parser)]
 #[command(name = "beryl", version, about = "Find algorithm implementations in C, C++ and Java code")]
 struct Cli {
@@ -97,6 +99,11 @@ enum Cmd {
     },
     /// Check that libtorch and FAISS load and compute.
     Doctor,
+    /// Benchmarks of search quality: CLARC, GenCodeSearchNet, algorithm location.
+    #[command(subcommand)]
+    Eval(cli::eval::EvalCmd),
+    /// Rewrite identifiers of C, C++ and Java sources consistently (neutral or random names).
+    Anonymize(cli::anonymize::AnonymizeArgs),
     /// Speed benchmarks; they print ratios against a baseline run in the same process.
     Bench {
         #[command(subcommand)]
@@ -225,6 +232,8 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
+        Cmd::Eval(cmd) => cli::eval::run(cmd),
+        Cmd::Anonymize(args) => cli::anonymize::run(args),
         Cmd::Bench { cmd: BenchCmd::Parse { walk, repeat } } => bench_parse(walk, repeat),
         Cmd::Bench { cmd: BenchCmd::Encoder { n, threads, encoder_dir, batch_tokens, repeat } } => {
             bench_encoder(n, threads, encoder_dir, batch_tokens, repeat)

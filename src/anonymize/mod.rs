@@ -1,0 +1,1 @@
+//! Consistent identifier anonymization of C, C++ and Java sources.

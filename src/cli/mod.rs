@@ -1,0 +1,4 @@
+//! Subcommands that live outside main.rs, one file per area.
+
+pub mod anonymize;
+pub mod eval;

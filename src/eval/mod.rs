@@ -1,0 +1,1 @@
+//! Benchmarks: metrics, baselines and runners.
