@@ -1,0 +1,5 @@
+HORNER(A, n, x)
+    $p = 0$
+    for $i = n$ downto $0$
+        $p = A[i] + x · p$
+    return $p$
