@@ -99,6 +99,10 @@ enum Cmd {
     },
     /// Check that libtorch and FAISS load and compute.
     Doctor,
+    /// Index C, C++ and Java sources for search (incremental, atomic).
+    Index(cli::search::IndexArgs),
+    /// Search an index with pseudocode (--pseudo FILE) or a natural-language QUERY.
+    Search(cli::search::SearchArgs),
     /// Benchmarks of search quality: CLARC, GenCodeSearchNet, algorithm location.
     #[command(subcommand)]
     Eval(cli::eval::EvalCmd),
@@ -170,6 +174,10 @@ enum PcodeFormat {
 
 #[derive(Subcommand)]
 enum BenchCmd {
+    /// Full `index` throughput against parsing alone, re-index speed-up, size, memory.
+    Index(cli::search::BenchIndexArgs),
+    /// Query latency p50/p95 of pseudocode and natural-language search on an index.
+    Search(cli::search::BenchSearchArgs),
     /// Parse + CFG speed in lines/s with one thread (the baseline) and with all threads.
     Parse {
         #[command(flatten)]
@@ -207,7 +215,12 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("beryl: error: {e:#}");
-            ExitCode::from(1)
+            // A missing, damaged or mismatched index gets its own code, so scripts can rebuild.
+            let index_fault = e.chain().any(|c| {
+                c.downcast_ref::<beryl::index::IndexError>().is_some_and(|x| x.is_index_fault())
+                    || matches!(c.downcast_ref::<beryl::search::SearchError>(), Some(beryl::search::SearchError::Index(x)) if x.is_index_fault())
+            });
+            ExitCode::from(if index_fault { 3 } else { 1 })
         }
     }
 }
@@ -232,8 +245,12 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
+        Cmd::Index(a) => cli::search::index_cmd(a),
+        Cmd::Search(a) => cli::search::search_cmd(a),
         Cmd::Eval(cmd) => cli::eval::run(cmd),
         Cmd::Anonymize(args) => cli::anonymize::run(args),
+        Cmd::Bench { cmd: BenchCmd::Index(a) } => cli::search::bench_index(a),
+        Cmd::Bench { cmd: BenchCmd::Search(a) } => cli::search::bench_search(a),
         Cmd::Bench { cmd: BenchCmd::Parse { walk, repeat } } => bench_parse(walk, repeat),
         Cmd::Bench { cmd: BenchCmd::Encoder { n, threads, encoder_dir, batch_tokens, repeat } } => {
             bench_encoder(n, threads, encoder_dir, batch_tokens, repeat)

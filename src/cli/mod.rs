@@ -2,3 +2,4 @@
 
 pub mod anonymize;
 pub mod eval;
+pub mod search;

@@ -83,8 +83,20 @@ pub fn train_graphs(icfg: &Icfg, parts: &[Part], enc: &Encoder) -> Result<Vec<Tr
 
 /// Final vectors of every node of `icfg`, row-major `node_count × (hidden + IN_DIM)`.
 pub fn embed(model: &Model, icfg: &Icfg, enc: &Encoder) -> Result<Vec<f32>, FeatureError> {
+    embed_with_progress(model, icfg, enc, &mut |_, _| {})
+}
+
+/// [`embed`], calling `progress(nodes done, nodes)` after each subgraph.
+pub fn embed_with_progress(
+    model: &Model,
+    icfg: &Icfg,
+    enc: &Encoder,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Vec<f32>, FeatureError> {
     let width = model.gcn.hidden as usize + IN_DIM;
-    let mut out = vec![0f32; icfg.graph.node_count() * width];
+    let total = icfg.graph.node_count();
+    let mut out = vec![0f32; total * width];
+    let mut done = 0;
     for p in partition(icfg, PART_NODES) {
         let x = initial_features(icfg, &p.nodes, enc)?;
         let xt = tensor(&x, p.nodes.len());
@@ -96,6 +108,8 @@ pub fn embed(model: &Model, icfg: &Icfg, enc: &Encoder) -> Result<Vec<f32>, Feat
             row[..h].copy_from_slice(&z[i * h..(i + 1) * h]);
             row[h..].copy_from_slice(&x[i * IN_DIM..(i + 1) * IN_DIM]);
         }
+        done += p.nodes.len();
+        progress(done, total);
     }
     Ok(out)
 }

@@ -1,3 +1,4 @@
 //! Output formats.
 
 pub mod graph;
+pub mod search;

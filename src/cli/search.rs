@@ -1,0 +1,386 @@
+//! `beryl index` and `beryl search`.
+
+use anyhow::{bail, Context, Result};
+use beryl::corpus::WalkOptions;
+use beryl::features::{Encoder, EncoderOptions};
+use beryl::index::{self, FeatureSet, Index, IndexOptions};
+use beryl::pcode::Classifier;
+use beryl::report;
+use beryl::search::{self, SearchOptions};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::{IsTerminal, Read};
+use std::path::{Path, PathBuf};
+
+/// `$BERYL_MODEL`, else the model shipped in `models/default`.
+pub fn default_model() -> PathBuf {
+    std::env::var_os("BERYL_MODEL")
+        .filter(|m| !m.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("models/default"))
+}
+
+/// The text encoder with its persistent vector cache.
+pub fn encoder(threads: Option<usize>) -> Result<Encoder> {
+    let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let mut enc = Encoder::load_with(&Encoder::default_dir(), EncoderOptions { threads: Some(threads), ..Default::default() })
+        .context("loading the text encoder")?;
+    let cache = Encoder::default_cache_path(enc.identity());
+    enc.attach_cache(&cache).with_context(|| format!("opening the vector cache {}", cache.display()))?;
+    Ok(enc)
+}
+
+#[derive(clap::Args)]
+pub struct IndexArgs {
+    /// Files or directories to index.
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+    /// Index directory (default: `.beryl` in the first path).
+    #[arg(long)]
+    index: Option<PathBuf>,
+    /// Model directory (default: $BERYL_MODEL, else models/default).
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// Ingredients of node vectors: any of text, graph, math.
+    #[arg(long, default_value = "text,graph,math")]
+    features: String,
+    /// FAISS factory string for the node index (default: `PCA128,Flat`, exact, up to
+    /// --flat-max nodes; `PCA128,IVF…,SQ8` above).
+    #[arg(long)]
+    faiss: Option<String>,
+    /// Largest index searched exactly (nodes; functions likewise).
+    #[arg(long, default_value_t = 50_000)]
+    flat_max: usize,
+    /// Rebuild even when no file changed.
+    #[arg(long)]
+    force: bool,
+    /// Read files that .gitignore and .ignore exclude.
+    #[arg(long)]
+    no_ignore: bool,
+    /// Skip files larger than this many bytes.
+    #[arg(long, default_value_t = 1 << 20)]
+    max_file_size: u64,
+    /// libtorch threads (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Print the build report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn index_cmd(a: IndexArgs) -> Result<()> {
+    for p in &a.paths {
+        if !p.exists() {
+            bail!("{}: no such file or directory", p.display());
+        }
+    }
+    let dir = a.index.clone().unwrap_or_else(|| {
+        let first = &a.paths[0];
+        if first.is_dir() { first.join(".beryl") } else { first.parent().unwrap_or(Path::new(".")).join(".beryl") }
+    });
+    let features = FeatureSet::parse(&a.features).map_err(anyhow::Error::msg)?;
+    let opts = IndexOptions {
+        walk: WalkOptions { max_bytes: a.max_file_size, respect_ignore: !a.no_ignore, langs: Vec::new() },
+        features,
+        factory: a.faiss.clone(),
+        flat_max: a.flat_max,
+        force: a.force,
+    };
+    let enc = encoder(a.threads)?;
+    let model = a.model.clone().unwrap_or_else(default_model);
+    let bar = ProgressBar::new(0);
+    bar.set_style(
+        ProgressStyle::with_template("{prefix:>9} [{bar:30}] {pos}/{len} files {per_sec} eta {eta} {elapsed_precise}")?
+            .progress_chars("=> "),
+    );
+    let mut stage = String::new();
+    let r = index::build(&a.paths, &dir, &opts, &model, &enc, &mut |s, done, total| {
+        if s != stage {
+            stage = s.to_string();
+            bar.reset();
+            bar.set_prefix(stage.clone());
+            if bar.is_hidden() {
+                eprintln!("beryl index: {stage}");
+            }
+        }
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    })
+    .with_context(|| format!("indexing into {}", dir.display()))?;
+    bar.finish_and_clear();
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+    } else if r.up_to_date {
+        println!("{}: up to date ({} files unchanged, {:.2} s)", dir.display(), r.files, r.total_seconds);
+    } else {
+        println!(
+            "{}: {} files ({} unchanged, {} changed, {} new, {} removed), {} lines, {} functions, {} nodes",
+            dir.display(),
+            r.files,
+            r.unchanged_files,
+            r.changed_files,
+            r.new_files,
+            r.removed_files,
+            r.lines,
+            r.functions,
+            r.nodes
+        );
+        println!(
+            "{:.1} s ({:.0} lines/s): parse {:.1} s, vectors {:.1} s ({} texts encoded, {} from cache), write {:.1} s; index {:.1} MB = {:.2} × source",
+            r.total_seconds,
+            r.lines as f64 / r.total_seconds.max(1e-9),
+            r.parse_seconds,
+            r.embed_seconds,
+            r.texts_encoded,
+            r.texts_from_cache,
+            r.write_seconds,
+            r.index_bytes as f64 / 1e6,
+            r.index_bytes as f64 / r.source_bytes.max(1) as f64
+        );
+    }
+    Ok(())
+}
+
+#[derive(clap::Args)]
+pub struct SearchArgs {
+    /// A natural-language query (or use --pseudo).
+    query: Option<String>,
+    /// A pseudocode file (p-code or plain), `-` for standard input.
+    #[arg(long, conflicts_with = "query")]
+    pseudo: Option<PathBuf>,
+    /// Results to show.
+    #[arg(long, default_value_t = 10)]
+    top: usize,
+    /// Index directory.
+    #[arg(long, default_value = ".beryl")]
+    index: PathBuf,
+    /// Check that the index was built with this model.
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// Natural language: match sentences to code nodes and group them, like pseudocode.
+    #[arg(long)]
+    fragments: bool,
+    /// Source nodes fetched per query node.
+    #[arg(long, default_value_t = 100)]
+    k: usize,
+    /// Longest ICFG path inside one fragment.
+    #[arg(long, default_value_t = 8)]
+    radius: u32,
+    /// IVF lists probed per query (IVF indexes only).
+    #[arg(long, default_value_t = 32)]
+    nprobe: usize,
+    /// Print JSON (schema: docs/search-json.md).
+    #[arg(long)]
+    json: bool,
+    /// Also write an HTML page showing the query beside each fragment.
+    #[arg(long)]
+    html: Option<PathBuf>,
+    /// libtorch threads (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+}
+
+pub fn search_cmd(a: SearchArgs) -> Result<()> {
+    let (text, name) = match (&a.pseudo, &a.query) {
+        (Some(p), _) if p.as_os_str() == "-" => {
+            let mut s = String::new();
+            std::io::stdin().read_to_string(&mut s).context("reading the query from standard input")?;
+            (s, PathBuf::from("<stdin>"))
+        }
+        (Some(p), _) => (std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?, p.clone()),
+        (None, Some(q)) => (q.clone(), PathBuf::from("<query>")),
+        (None, None) => bail!("give a natural-language QUERY or --pseudo FILE"),
+    };
+    let enc = encoder(a.threads)?;
+    let mut idx = Index::open(&a.index, &enc, a.model.as_deref(), a.nprobe)?;
+    let opts = SearchOptions { top: a.top.max(1), k: a.k.max(1), radius: a.radius, ..SearchOptions::default() };
+    let r = if a.pseudo.is_some() {
+        let clf = || {
+            let p = Classifier::default_path();
+            Classifier::load(&p)
+        };
+        search::pseudo(&mut idx, &enc, &text, &name, clf, &opts)?
+    } else if a.fragments {
+        search::natural_fragments(&mut idx, &enc, &text, &opts)?
+    } else {
+        search::natural(&mut idx, &enc, &text, &opts)?
+    };
+    if a.json {
+        println!("{}", report::search::json(&r));
+    } else {
+        let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+        print!("{}", report::search::text(&r, color));
+    }
+    if let Some(h) = &a.html {
+        let page = report::search::html(&r, &text, &mut |p| std::fs::read_to_string(p).ok().map(|s| s.lines().map(String::from).collect()));
+        std::fs::write(h, page).with_context(|| format!("writing {}", h.display()))?;
+        eprintln!("wrote {}", h.display());
+    }
+    Ok(())
+}
+
+#[derive(clap::Args)]
+pub struct BenchIndexArgs {
+    /// Source roots; their C, C++ and Java files are copied to a scratch folder first.
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+    /// Keep using the persistent text-vector cache (default: start from an empty one).
+    #[arg(long)]
+    warm: bool,
+    #[arg(long)]
+    threads: Option<usize>,
+}
+
+fn peak_rss_mb() -> f64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// Full index throughput against parsing alone (the baseline), the speed-up of re-indexing
+/// after one file changed, index size against source size, and peak memory.
+pub fn bench_index(a: BenchIndexArgs) -> Result<()> {
+    use std::time::Instant;
+    let opts = WalkOptions::default();
+    let scratch = tempfile_dir("beryl-bench-index")?;
+    let src = scratch.join("src");
+    let (files, _) = beryl::corpus::walk::discover(&a.paths, &opts);
+    for f in &files {
+        let root = a.paths.iter().find(|r| f.starts_with(r)).cloned().unwrap_or_default();
+        let rel = f.strip_prefix(&root).unwrap_or(f);
+        let i = a.paths.iter().position(|r| *r == root).unwrap_or(0);
+        let to = src.join(i.to_string()).join(rel);
+        std::fs::create_dir_all(to.parent().unwrap_or(&src))?;
+        std::fs::copy(f, &to).with_context(|| format!("copying {}", f.display()))?;
+    }
+    let roots = vec![src.clone()];
+    let mut enc = Encoder::load_with(
+        &Encoder::default_dir(),
+        EncoderOptions { threads: Some(a.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))), ..Default::default() },
+    )?;
+    let cache = if a.warm { Encoder::default_cache_path(enc.identity()) } else { scratch.join("text-vectors.bin") };
+    enc.attach_cache(&cache)?;
+
+    let t = Instant::now();
+    let c = beryl::corpus::load(&roots, &opts);
+    let parse_s = t.elapsed().as_secs_f64();
+    let lines: u64 = c.icfg.files.iter().map(|f| f.lines as u64).sum();
+    let bytes: u64 = c.icfg.files.iter().map(|f| f.bytes).sum();
+    drop(c);
+    println!("corpus         {} files, {lines} lines, {:.1} MB", files.len(), bytes as f64 / 1e6);
+    println!("parse only     {parse_s:>8.2} s  {:>9.0} lines/s  (baseline)", lines as f64 / parse_s);
+
+    let dir = scratch.join("index");
+    let iopts = IndexOptions::default();
+    let model = default_model();
+    let full = index::build(&roots, &dir, &iopts, &model, &enc, &mut |_, _, _| {})?;
+    println!(
+        "full index     {:>8.2} s  {:>9.0} lines/s  ({:.3}x baseline; {} texts encoded, {} from cache{})",
+        full.total_seconds,
+        lines as f64 / full.total_seconds,
+        parse_s / full.total_seconds,
+        full.texts_encoded,
+        full.texts_from_cache,
+        if a.warm { ", warm cache" } else { ", empty cache" }
+    );
+    println!(
+        "  stages       parse {:.2} s, vectors {:.2} s, write {:.2} s",
+        full.parse_seconds, full.embed_seconds, full.write_seconds
+    );
+    let first = files.first().map(|f| {
+        let root = a.paths.iter().find(|r| f.starts_with(r)).cloned().unwrap_or_default();
+        src.join("0").join(f.strip_prefix(&root).unwrap_or(f))
+    });
+    if let Some(f) = first {
+        let mut text = std::fs::read_to_string(&f).unwrap_or_default();
+        text.push_str("\nint beryl_bench_touch(int a) { return a + 1; }\n");
+        std::fs::write(&f, text)?;
+        let inc = index::build(&roots, &dir, &iopts, &model, &enc, &mut |_, _, _| {})?;
+        println!(
+            "re-index       {:>8.2} s  after changing 1 file ({:.1}x faster than the full index; {} texts encoded)",
+            inc.total_seconds,
+            full.total_seconds / inc.total_seconds,
+            inc.texts_encoded
+        );
+    }
+    println!(
+        "index size     {:.1} MB = {:.2} x source",
+        full.index_bytes as f64 / 1e6,
+        full.index_bytes as f64 / bytes.max(1) as f64
+    );
+    println!("peak memory    {:.0} MB (whole process)", peak_rss_mb());
+    let _ = std::fs::remove_dir_all(&scratch);
+    Ok(())
+}
+
+fn tempfile_dir(prefix: &str) -> Result<PathBuf> {
+    let d = std::env::temp_dir().join(format!("{prefix}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d)?;
+    Ok(d)
+}
+
+#[derive(clap::Args)]
+pub struct BenchSearchArgs {
+    /// Index directory.
+    #[arg(long, default_value = ".beryl")]
+    index: PathBuf,
+    /// Folder of `.p` queries (natural-language queries are their names as words).
+    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/queries"))]
+    queries: PathBuf,
+    /// Runs of each query.
+    #[arg(long, default_value_t = 3)]
+    repeat: usize,
+    #[arg(long)]
+    threads: Option<usize>,
+}
+
+fn percentile(v: &mut [f64], p: f64) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    v[((v.len() - 1) as f64 * p).round() as usize]
+}
+
+/// Query latency with the index opened once: pseudocode queries against natural-language
+/// function search (the baseline), both p50 and p95.
+pub fn bench_search(a: BenchSearchArgs) -> Result<()> {
+    use std::time::Instant;
+    let enc = encoder(a.threads)?;
+    let t = Instant::now();
+    let mut idx = Index::open(&a.index, &enc, None, 32)?;
+    let open_ms = t.elapsed().as_secs_f64() * 1000.0;
+    let mut qs: Vec<PathBuf> = std::fs::read_dir(&a.queries)?.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "p")).collect();
+    qs.sort();
+    let opts = SearchOptions::default();
+    let (mut pseudo_ms, mut nl_ms, mut stages) = (Vec::new(), Vec::new(), [Vec::new(), Vec::new(), Vec::new()]);
+    for q in &qs {
+        let src = std::fs::read_to_string(q)?;
+        let words = q.file_stem().map(|s| s.to_string_lossy().replace('-', " ")).unwrap_or_default();
+        for _ in 0..a.repeat.max(1) {
+            let r = search::pseudo(&mut idx, &enc, &src, q, || Classifier::load(&Classifier::default_path()), &opts)?;
+            pseudo_ms.push(r.timings.total_ms);
+            stages[0].push(r.timings.embed_ms);
+            stages[1].push(r.timings.knn_ms);
+            stages[2].push(r.timings.group_ms);
+            let t = Instant::now();
+            search::natural(&mut idx, &enc, &format!("{words} algorithm"), &opts)?;
+            nl_ms.push(t.elapsed().as_secs_f64() * 1000.0);
+        }
+    }
+    let m = &idx.meta;
+    println!("index          {} lines, {} files, {} nodes ({}), opened in {open_ms:.0} ms", m.lines, m.files, m.indexed_nodes, m.node_factory);
+    let (n50, n95) = (percentile(&mut nl_ms, 0.5), percentile(&mut nl_ms, 0.95));
+    let (p50, p95) = (percentile(&mut pseudo_ms, 0.5), percentile(&mut pseudo_ms, 0.95));
+    println!("natural lang.  p50 {n50:>7.1} ms  p95 {n95:>7.1} ms  ({} runs, baseline)", nl_ms.len());
+    println!("pseudocode     p50 {p50:>7.1} ms  p95 {p95:>7.1} ms  ({} runs, {:.1}x baseline p50)", pseudo_ms.len(), p50 / n50.max(1e-9));
+    println!(
+        "  p50 stages   embed {:.1} ms, nearest nodes {:.1} ms, grouping {:.1} ms",
+        percentile(&mut stages[0], 0.5),
+        percentile(&mut stages[1], 0.5),
+        percentile(&mut stages[2], 0.5)
+    );
+    Ok(())
+}

@@ -1,0 +1,210 @@
+//! The ICFG as an undirected adjacency list (CSR) on disk, for bounded shortest-path
+//! searches at query time without loading the edge table or rebuilding the graph.
+
+use crate::graph::{EdgeKind, Icfg};
+use petgraph::visit::EdgeRef;
+use std::collections::HashMap;
+
+const MAGIC: &[u8; 8] = b"BRYLCSR1";
+
+/// Callees with more callers than this do not join their callers into one neighbourhood:
+/// a path through `vector_size` says nothing about two statements belonging together, and
+/// such hubs would make every bounded search visit half the corpus.
+pub const HUB_CALLERS: usize = 24;
+
+#[derive(Debug, Default, Clone)]
+pub struct Csr {
+    offsets: Vec<u32>,
+    targets: Vec<u32>,
+}
+
+impl Csr {
+    pub fn node_count(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+
+    pub fn neighbors(&self, n: u32) -> &[u32] {
+        let i = n as usize;
+        match (self.offsets.get(i), self.offsets.get(i + 1)) {
+            (Some(&a), Some(&b)) => &self.targets[a as usize..b as usize],
+            _ => &[],
+        }
+    }
+
+    /// Both directions of every ICFG edge, minus call/return edges of hub callees.
+    pub fn from_icfg(icfg: &Icfg) -> Csr {
+        let g = &icfg.graph;
+        let n = g.node_count();
+        let mut callers = vec![0usize; n];
+        for e in g.edge_references() {
+            if *e.weight() == EdgeKind::Call {
+                callers[e.target().index()] += 1;
+            }
+        }
+        let hub = |callee_entry: usize| callers[callee_entry] > HUB_CALLERS;
+        let mut pairs: Vec<(u32, u32)> = Vec::with_capacity(g.edge_count() * 2);
+        for e in g.edge_references() {
+            let (a, b) = (e.source().index(), e.target().index());
+            let skip = match e.weight() {
+                EdgeKind::Call => hub(b),
+                // A return edge leaves the callee's EXIT; its ENTRY is the function's first node.
+                EdgeKind::Return => {
+                    let f = g[e.source()].function as usize;
+                    icfg.functions.get(f).is_some_and(|f| hub(f.entry.index()))
+                }
+                _ => false,
+            };
+            if !skip && a != b {
+                pairs.push((a as u32, b as u32));
+                pairs.push((b as u32, a as u32));
+            }
+        }
+        pairs.sort_unstable();
+        pairs.dedup();
+        let mut offsets = vec![0u32; n + 1];
+        for &(a, _) in &pairs {
+            offsets[a as usize + 1] += 1;
+        }
+        for i in 0..n {
+            offsets[i + 1] += offsets[i];
+        }
+        Csr { offsets, targets: pairs.into_iter().map(|p| p.1).collect() }
+    }
+
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(24 + 4 * (self.offsets.len() + self.targets.len()));
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&(self.offsets.len() as u64).to_le_bytes());
+        out.extend_from_slice(&(self.targets.len() as u64).to_le_bytes());
+        for v in self.offsets.iter().chain(&self.targets) {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out
+    }
+
+    /// Parses [`Csr::to_bytes`]; `None` when the bytes are not a well-formed graph.
+    pub fn from_bytes(b: &[u8]) -> Option<Csr> {
+        if b.len() < 24 || &b[..8] != MAGIC {
+            return None;
+        }
+        let no = u64::from_le_bytes(b[8..16].try_into().ok()?) as usize;
+        let nt = u64::from_le_bytes(b[16..24].try_into().ok()?) as usize;
+        let body = &b[24..];
+        if no == 0 || body.len() != 4 * no.checked_add(nt)? {
+            return None;
+        }
+        let words: Vec<u32> = body.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        let (offsets, targets) = words.split_at(no);
+        let nodes = no - 1;
+        let ok = offsets[0] == 0
+            && offsets.windows(2).all(|w| w[0] <= w[1])
+            && offsets[nodes] as usize == nt
+            && targets.iter().all(|&t| (t as usize) < nodes);
+        ok.then(|| Csr { offsets: offsets.to_vec(), targets: targets.to_vec() })
+    }
+}
+
+/// Bounded breadth-first searches that reuse one distance array.
+pub struct Bfs<'a> {
+    csr: &'a Csr,
+    dist: Vec<u32>,
+    touched: Vec<u32>,
+    queue: Vec<u32>,
+}
+
+impl<'a> Bfs<'a> {
+    pub fn new(csr: &'a Csr) -> Self {
+        Bfs { csr, dist: vec![u32::MAX; csr.node_count()], touched: Vec::new(), queue: Vec::new() }
+    }
+
+    /// Distances from `from` to those of `wanted` within `radius` edges; the search stops
+    /// after visiting `max_visits` nodes, so the cost of one call is bounded.
+    pub fn distances(&mut self, from: u32, radius: u32, max_visits: usize, wanted: &HashMap<u32, usize>) -> Vec<(usize, u32)> {
+        for &t in &self.touched {
+            self.dist[t as usize] = u32::MAX;
+        }
+        self.touched.clear();
+        self.queue.clear();
+        let mut found = Vec::new();
+        if from as usize >= self.dist.len() {
+            return found;
+        }
+        self.dist[from as usize] = 0;
+        self.touched.push(from);
+        self.queue.push(from);
+        let mut head = 0;
+        while head < self.queue.len() && self.touched.len() < max_visits {
+            let n = self.queue[head];
+            head += 1;
+            let d = self.dist[n as usize];
+            if let Some(&slot) = wanted.get(&n) {
+                found.push((slot, d));
+            }
+            if d == radius {
+                continue;
+            }
+            for &m in self.csr.neighbors(n) {
+                if self.dist[m as usize] == u32::MAX {
+                    self.dist[m as usize] = d + 1;
+                    self.touched.push(m);
+                    self.queue.push(m);
+                }
+            }
+        }
+        // Nodes reached but not yet dequeued when the visit budget ran out.
+        for &n in &self.queue[head..] {
+            if let Some(&slot) = wanted.get(&n) {
+                found.push((slot, self.dist[n as usize]));
+            }
+        }
+        found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chain(n: u32) -> Csr {
+        let mut offsets = vec![0];
+        let mut targets = vec![];
+        for i in 0..n {
+            if i > 0 {
+                targets.push(i - 1);
+            }
+            if i + 1 < n {
+                targets.push(i + 1);
+            }
+            offsets.push(targets.len() as u32);
+        }
+        Csr { offsets, targets }
+    }
+
+    #[test]
+    fn bytes_round_trip_and_reject_damage() {
+        let c = chain(5);
+        let b = c.to_bytes();
+        let back = Csr::from_bytes(&b).unwrap();
+        assert_eq!(back.neighbors(2), &[1, 3]);
+        assert!(Csr::from_bytes(&b[..b.len() - 1]).is_none());
+        let mut bad = b.clone();
+        let last = bad.len() - 4;
+        bad[last..].copy_from_slice(&99u32.to_le_bytes());
+        assert!(Csr::from_bytes(&bad).is_none());
+        assert!(Csr::from_bytes(b"garbage").is_none());
+    }
+
+    #[test]
+    fn bounded_distances() {
+        let c = chain(10);
+        let mut bfs = Bfs::new(&c);
+        let wanted: HashMap<u32, usize> = [(0, 0), (3, 1), (9, 2)].into_iter().collect();
+        let mut d = bfs.distances(0, 5, usize::MAX, &wanted);
+        d.sort();
+        assert_eq!(d, vec![(0, 0), (1, 3)]);
+        // The array is reset between calls.
+        let mut d = bfs.distances(9, 6, usize::MAX, &wanted);
+        d.sort();
+        assert_eq!(d, vec![(1, 6), (2, 0)]);
+    }
+}

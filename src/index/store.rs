@@ -1,0 +1,157 @@
+//! The SQLite half of an index: files, functions, nodes, ICFG edges and the identity of
+//! the model, encoder and feature schema that made the vectors.
+
+use super::IndexError;
+use crate::graph::Icfg;
+use petgraph::visit::EdgeRef;
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
+use std::path::Path;
+
+const SCHEMA: &str = "
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE files(id INTEGER PRIMARY KEY, path TEXT NOT NULL, hash TEXT NOT NULL, lang TEXT NOT NULL,
+                   lines INTEGER NOT NULL, bytes INTEGER NOT NULL);
+CREATE TABLE functions(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, name TEXT NOT NULL, qualified TEXT NOT NULL,
+                   start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, entry INTEGER NOT NULL);
+CREATE TABLE nodes(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, function INTEGER NOT NULL, kind TEXT NOT NULL,
+                   start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, text TEXT NOT NULL);
+CREATE TABLE edges(src INTEGER NOT NULL, dst INTEGER NOT NULL, kind TEXT NOT NULL);
+";
+
+#[derive(Clone, Debug)]
+pub struct FileRow {
+    pub id: u32,
+    pub path: String,
+    pub hash: String,
+    pub lang: String,
+    pub lines: u32,
+}
+
+#[derive(Clone, Debug)]
+pub struct FunctionRow {
+    pub id: u32,
+    pub file: u32,
+    pub name: String,
+    pub qualified: String,
+    pub lines: (u32, u32),
+}
+
+#[derive(Clone, Debug)]
+pub struct NodeRow {
+    pub id: u32,
+    pub file: u32,
+    pub function: u32,
+    pub kind: String,
+    pub lines: (u32, u32),
+    pub text: String,
+}
+
+pub struct Store {
+    conn: Connection,
+}
+
+fn db(e: rusqlite::Error) -> IndexError {
+    IndexError::Sqlite(e.to_string())
+}
+
+impl Store {
+    /// Writes a new database holding `icfg`; `hashes[i]` is the content hash of file `i`.
+    pub fn create(path: &Path, icfg: &Icfg, hashes: &[String], meta: &[(&str, String)]) -> Result<(), IndexError> {
+        let mut conn = Connection::open(path).map_err(db)?;
+        // The file is private until the index is swapped in, so no journal is needed.
+        conn.execute_batch("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;").map_err(db)?;
+        conn.execute_batch(SCHEMA).map_err(db)?;
+        let tx = conn.transaction().map_err(db)?;
+        {
+            let mut st = tx.prepare("INSERT INTO meta VALUES (?1, ?2)").map_err(db)?;
+            for (k, v) in meta {
+                st.execute(params![k, v]).map_err(db)?;
+            }
+            let mut st = tx.prepare("INSERT INTO files VALUES (?1, ?2, ?3, ?4, ?5, ?6)").map_err(db)?;
+            for (i, f) in icfg.files.iter().enumerate() {
+                let hash = hashes.get(i).map(String::as_str).unwrap_or("");
+                st.execute(params![i as i64, f.path.to_string_lossy(), hash, f.lang.name(), f.lines, f.bytes as i64]).map_err(db)?;
+            }
+            let mut st = tx.prepare("INSERT INTO functions VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)").map_err(db)?;
+            for (i, f) in icfg.functions.iter().enumerate() {
+                let m = &f.meta;
+                st.execute(params![i as i64, m.file, m.name, m.qualified(), m.lines.0, m.lines.1, f.entry.index() as i64]).map_err(db)?;
+            }
+            let mut st = tx.prepare("INSERT INTO nodes VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)").map_err(db)?;
+            for n in icfg.graph.node_indices() {
+                let w = &icfg.graph[n];
+                st.execute(params![n.index() as i64, w.file, w.function, w.kind.name(), w.lines.0, w.lines.1, w.text]).map_err(db)?;
+            }
+            let mut st = tx.prepare("INSERT INTO edges VALUES (?1, ?2, ?3)").map_err(db)?;
+            for e in icfg.graph.edge_references() {
+                st.execute(params![e.source().index() as i64, e.target().index() as i64, e.weight().name()]).map_err(db)?;
+            }
+        }
+        tx.commit().map_err(db)?;
+        Ok(())
+    }
+
+    pub fn open(path: &Path) -> Result<Store, IndexError> {
+        if !path.is_file() {
+            return Err(IndexError::Corrupt(format!("{} is missing", path.display())));
+        }
+        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+            .map_err(|e| IndexError::Corrupt(format!("{}: {e}", path.display())))?;
+        // A damaged file often opens fine and fails on the first read: read now.
+        let store = Store { conn };
+        store.meta("schema").map_err(|e| IndexError::Corrupt(format!("{}: {e}", path.display())))?;
+        Ok(store)
+    }
+
+    pub fn meta(&self, key: &str) -> Result<Option<String>, IndexError> {
+        self.conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0)).optional().map_err(db)
+    }
+
+    pub fn files(&self) -> Result<Vec<FileRow>, IndexError> {
+        let mut st = self.conn.prepare_cached("SELECT id, path, hash, lang, lines FROM files ORDER BY id").map_err(db)?;
+        let rows = st
+            .query_map([], |r| Ok(FileRow { id: r.get(0)?, path: r.get(1)?, hash: r.get(2)?, lang: r.get(3)?, lines: r.get(4)? }))
+            .map_err(db)?;
+        rows.collect::<Result<_, _>>().map_err(db)
+    }
+
+    pub fn file(&self, id: u32) -> Result<FileRow, IndexError> {
+        self.conn
+            .prepare_cached("SELECT id, path, hash, lang, lines FROM files WHERE id = ?1")
+            .map_err(db)?
+            .query_row([id], |r| Ok(FileRow { id: r.get(0)?, path: r.get(1)?, hash: r.get(2)?, lang: r.get(3)?, lines: r.get(4)? }))
+            .map_err(db)
+    }
+
+    pub fn function(&self, id: u32) -> Result<FunctionRow, IndexError> {
+        self.conn
+            .prepare_cached("SELECT id, file, name, qualified, start_line, end_line FROM functions WHERE id = ?1")
+            .map_err(db)?
+            .query_row([id], |r| {
+                Ok(FunctionRow { id: r.get(0)?, file: r.get(1)?, name: r.get(2)?, qualified: r.get(3)?, lines: (r.get(4)?, r.get(5)?) })
+            })
+            .map_err(db)
+    }
+
+    pub fn node(&self, id: u32) -> Result<NodeRow, IndexError> {
+        self.conn
+            .prepare_cached("SELECT id, file, function, kind, start_line, end_line, text FROM nodes WHERE id = ?1")
+            .map_err(db)?
+            .query_row([id], |r| {
+                Ok(NodeRow {
+                    id: r.get(0)?,
+                    file: r.get(1)?,
+                    function: r.get(2)?,
+                    kind: r.get(3)?,
+                    lines: (r.get(4)?, r.get(5)?),
+                    text: r.get(6)?,
+                })
+            })
+            .map_err(db)
+    }
+
+    pub fn count(&self, table: &str) -> Result<u64, IndexError> {
+        // `table` is one of our own names, never user input.
+        self.conn.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get::<_, i64>(0)).map(|n| n as u64).map_err(db)
+    }
+}

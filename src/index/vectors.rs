@@ -1,0 +1,244 @@
+//! Search vectors of nodes and the FAISS indexes that hold them.
+//!
+//! A node's embedding row is [GCN output | math counts | kind one-hot | text vector]
+//! (model::embed). Each block is L2-normalized and weighted before the whole is
+//! normalized, so the inner product of two search vectors is a weighted mean of the
+//! per-block cosines: no block wins by its raw scale, and an ablation is a block left out.
+
+use super::IndexError;
+use crate::features::DIM as TEXT_DIM;
+use crate::graph::NodeKind;
+use faiss::index::autotune::ParameterSpace;
+use faiss::index::IndexImpl;
+use faiss::{Index, MetricType};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+const MATH: usize = 7;
+const KINDS: usize = NodeKind::ALL.len();
+
+/// Block weights; the cosine of each block counts with the square of its weight.
+const W_TEXT: f32 = 1.0;
+const W_GRAPH: f32 = 0.8;
+const W_MATH: f32 = 0.6;
+const W_KIND: f32 = 0.4;
+
+/// Which ingredients of a node vector are searched (`--features text,graph,math`).
+/// The node-kind one-hot goes with `graph`: both describe a node's place in the CFG.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FeatureSet {
+    pub text: bool,
+    pub graph: bool,
+    pub math: bool,
+}
+
+impl Default for FeatureSet {
+    fn default() -> Self {
+        FeatureSet { text: true, graph: true, math: true }
+    }
+}
+
+impl FeatureSet {
+    pub fn parse(s: &str) -> Result<FeatureSet, String> {
+        let mut f = FeatureSet { text: false, graph: false, math: false };
+        for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            match part {
+                "text" => f.text = true,
+                "graph" => f.graph = true,
+                "math" => f.math = true,
+                other => return Err(format!("unknown feature {other:?} (expected text, graph, math)")),
+            }
+        }
+        if !(f.text || f.graph || f.math) {
+            return Err("no features selected".into());
+        }
+        Ok(f)
+    }
+
+    pub fn name(&self) -> String {
+        let mut v = Vec::new();
+        for (on, n) in [(self.text, "text"), (self.graph, "graph"), (self.math, "math")] {
+            if on {
+                v.push(n);
+            }
+        }
+        v.join(",")
+    }
+
+    /// Width of a search vector for a model with `hidden` GCN outputs.
+    pub fn dim(&self, hidden: usize) -> usize {
+        let mut d = 0;
+        if self.graph {
+            d += hidden + KINDS;
+        }
+        if self.math {
+            d += MATH;
+        }
+        if self.text {
+            d += TEXT_DIM;
+        }
+        d
+    }
+
+    /// The search vector of one embedding row (`hidden + IN_DIM` wide).
+    pub fn search_vector(&self, row: &[f32], hidden: usize, out: &mut Vec<f32>) {
+        let (z, rest) = row.split_at(hidden);
+        let (math, rest) = rest.split_at(MATH);
+        let (kind, text) = rest.split_at(KINDS);
+        let start = out.len();
+        let mut push = |block: &[f32], w: f32| {
+            let norm = block.iter().map(|v| v * v).sum::<f32>().sqrt();
+            let s = if norm > 0.0 { w / norm } else { 0.0 };
+            out.extend(block.iter().map(|v| v * s));
+        };
+        if self.graph {
+            push(z, W_GRAPH);
+            push(kind, W_KIND);
+        }
+        if self.math {
+            push(math, W_MATH);
+        }
+        if self.text {
+            push(text, W_TEXT);
+        }
+        normalize(&mut out[start..]);
+    }
+}
+
+pub fn normalize(v: &mut [f32]) {
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if n > 0.0 {
+        v.iter_mut().for_each(|x| *x /= n);
+    }
+}
+
+/// Kinds that enter the node index. EXIT carries no text and matches only other EXITs.
+pub fn searchable(kind: NodeKind) -> bool {
+    kind != NodeKind::Exit
+}
+
+/// Width the node vectors are projected to before they are stored.
+pub const PCA_DIM: usize = 128;
+
+/// How the node index is laid out, chosen by size unless the user names a FAISS factory.
+/// The vectors are first projected on their top principal components, centred: the
+/// component every node shares (mean direction) would otherwise dominate the cosine; on
+/// igraph's shortest-path code this moved Floyd–Warshall from rank 5 to rank 1. Small
+/// corpora are then searched exactly (flat); large ones through IVF lists of 8-bit codes.
+pub fn factory_for(n: usize, flat_max: usize, user: Option<&str>) -> String {
+    if let Some(f) = user {
+        return f.to_string();
+    }
+    if n < 8 * PCA_DIM {
+        // Too few vectors to estimate the projection.
+        "Flat".into()
+    } else if n <= flat_max {
+        format!("PCA{PCA_DIM},Flat")
+    } else {
+        let lists = (n as f64).sqrt().clamp(64.0, 65536.0) as usize;
+        format!("PCA{PCA_DIM},IVF{lists},SQ8")
+    }
+}
+
+/// The function index holds 384-d text vectors: flat, or 8-bit codes past `flat_max`.
+pub fn function_factory(n: usize, flat_max: usize) -> String {
+    if n <= flat_max { "Flat".into() } else { "SQ8".into() }
+}
+
+/// Builds an inner-product index over `rows` (row-major, `dim` wide). Vectors are numbered
+/// 0.. in order; callers keep the numbering (any factory works, with or without IDMap).
+pub fn build(factory: &str, dim: usize, rows: &[f32]) -> Result<IndexImpl, IndexError> {
+    let fe = |e: faiss::error::Error| IndexError::Faiss(format!("{factory}: {e}"));
+    let mut index = faiss::index_factory(dim as u32, factory, MetricType::InnerProduct).map_err(fe)?;
+    let n = rows.len() / dim.max(1);
+    if !index.is_trained() {
+        // Training on an evenly spaced sample bounds the cost on big corpora.
+        let want = 100_000.min(n);
+        let step = (n / want.max(1)).max(1);
+        let mut sample = Vec::with_capacity(want * dim);
+        for i in (0..n).step_by(step).take(want) {
+            sample.extend_from_slice(&rows[i * dim..(i + 1) * dim]);
+        }
+        index.train(&sample).map_err(fe)?;
+    }
+    if n > 0 {
+        index.add(rows).map_err(fe)?;
+    }
+    Ok(index)
+}
+
+pub fn write(index: &IndexImpl, path: &Path) -> Result<(), IndexError> {
+    faiss::write_index(index, path.to_string_lossy().as_ref()).map_err(|e| IndexError::Faiss(format!("writing {}: {e}", path.display())))
+}
+
+pub fn read(path: &Path, nprobe: usize) -> Result<IndexImpl, IndexError> {
+    if !path.is_file() {
+        return Err(IndexError::Corrupt(format!("{} is missing", path.display())));
+    }
+    let index = faiss::read_index(path.to_string_lossy().as_ref())
+        .map_err(|e| IndexError::Corrupt(format!("{}: {e}", path.display())))?;
+    // Only IVF indexes know nprobe; for the others setting it fails harmlessly.
+    if let Ok(ps) = ParameterSpace::new() {
+        let _ = ps.set_index_parameter(&index, "nprobe", nprobe as f64);
+    }
+    Ok(index)
+}
+
+/// The `k` nearest vector numbers of each query row with their inner products, best first.
+pub fn search(index: &mut IndexImpl, queries: &[f32], dim: usize, k: usize) -> Result<Vec<Vec<(u64, f32)>>, IndexError> {
+    let nq = queries.len() / dim.max(1);
+    if nq == 0 || index.ntotal() == 0 {
+        return Ok(vec![Vec::new(); nq]);
+    }
+    let k = k.min(index.ntotal() as usize).max(1);
+    let r = index.search(queries, k).map_err(|e| IndexError::Faiss(e.to_string()))?;
+    Ok((0..nq)
+        .map(|q| {
+            (0..k)
+                .filter_map(|j| r.labels[q * k + j].get().map(|id| (id, r.distances[q * k + j])))
+                .collect()
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn feature_sets() {
+        assert_eq!(FeatureSet::parse("text, graph").unwrap().name(), "text,graph");
+        assert!(FeatureSet::parse("").is_err());
+        assert!(FeatureSet::parse("text,colour").is_err());
+        assert_eq!(FeatureSet::default().dim(512), 512 + KINDS + MATH + TEXT_DIM);
+        assert_eq!(FeatureSet::parse("text").unwrap().dim(512), TEXT_DIM);
+    }
+
+    #[test]
+    fn blocks_are_weighted_cosines() {
+        let hidden = 2;
+        let mut a = vec![0f32; hidden + MATH + KINDS + TEXT_DIM];
+        let mut b = a.clone();
+        a[0] = 3.0; // graph block
+        b[1] = 5.0; // orthogonal graph block
+        a[hidden + MATH + KINDS] = 1.0; // same text
+        b[hidden + MATH + KINDS] = 2.0;
+        let (mut va, mut vb) = (Vec::new(), Vec::new());
+        let fs = FeatureSet { text: true, graph: true, math: false };
+        fs.search_vector(&a, hidden, &mut va);
+        fs.search_vector(&b, hidden, &mut vb);
+        let dot: f32 = va.iter().zip(&vb).map(|(x, y)| x * y).sum();
+        // Text agrees (cos 1), graph is orthogonal (cos 0), kind blocks are empty.
+        let expect = W_TEXT * W_TEXT / (W_TEXT * W_TEXT + W_GRAPH * W_GRAPH);
+        assert!((dot - expect).abs() < 1e-5, "{dot} vs {expect}");
+    }
+
+    #[test]
+    fn flat_index_finds_nearest() {
+        let rows = vec![1.0, 0.0, 0.0, 1.0, 0.6, 0.8];
+        let mut index = build("Flat", 2, &rows).unwrap();
+        let hits = search(&mut index, &[0.0, 1.0], 2, 2).unwrap();
+        assert_eq!(hits[0][0].0, 1);
+        assert_eq!(hits[0][1].0, 2);
+    }
+}

@@ -1,0 +1,202 @@
+//! Printing search results: grep-style text, JSON (schema in docs/search-json.md) and an
+//! HTML page that shows the query beside each fragment with mapped lines highlighted.
+
+use crate::search::{Fragment, SearchResult};
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+/// Version of the JSON output; bumped on any incompatible change.
+pub const JSON_SCHEMA: u32 = 1;
+
+struct Paint {
+    on: bool,
+}
+
+impl Paint {
+    fn wrap(&self, code: &str, s: &str) -> String {
+        if self.on {
+            format!("\x1b[{code}m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    }
+    fn path(&self, s: &str) -> String {
+        self.wrap("35", s)
+    }
+    fn line(&self, s: &str) -> String {
+        self.wrap("32", s)
+    }
+    fn bold(&self, s: &str) -> String {
+        self.wrap("1", s)
+    }
+    fn dim(&self, s: &str) -> String {
+        self.wrap("2", s)
+    }
+}
+
+fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(n.saturating_sub(1)).collect();
+        t.push('…');
+        t
+    }
+}
+
+/// Grep-style text: each fragment starts with `path:line:` lines an editor can jump to.
+pub fn text(r: &SearchResult, color: bool) -> String {
+    let p = Paint { on: color };
+    let mut out = String::new();
+    if r.fragments.is_empty() {
+        out.push_str("no matching fragments\n");
+    }
+    for f in &r.fragments {
+        if r.mode == "natural-language" {
+            let s = &f.spans[0];
+            let _ = writeln!(
+                out,
+                "{}:{}: {}  {}",
+                p.path(&s.path),
+                p.line(&s.lines.0.to_string()),
+                p.bold(&s.function),
+                p.dim(&format!("#{} score {:.3}, lines {}-{}", f.rank, f.score, s.lines.0, s.lines.1))
+            );
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "{}",
+            p.bold(&format!(
+                "#{} score {:.2}  query lines {}/{}  nodes {}  distance {}",
+                f.rank,
+                f.score,
+                f.query_lines_covered,
+                f.query_lines_total,
+                f.spans.iter().map(|s| s.nodes).sum::<usize>(),
+                f.distance
+            ))
+        );
+        for s in &f.spans {
+            let _ = writeln!(
+                out,
+                "{}:{}: {} {}",
+                p.path(&s.path),
+                p.line(&s.lines.0.to_string()),
+                s.function,
+                p.dim(&format!("(matched lines {}-{}, function {}-{})", s.lines.0, s.lines.1, s.function_lines.0, s.function_lines.1))
+            );
+        }
+        for m in &f.matches {
+            let _ = writeln!(
+                out,
+                "    {:>3}  {:<34} {} {}:{}: {}",
+                m.query_lines.0,
+                clip(&m.query_text, 34),
+                p.dim(&format!("{:.2} →", m.similarity)),
+                p.path(&m.path),
+                p.line(&m.lines.0.to_string()),
+                clip(&m.code, 70)
+            );
+        }
+        out.push('\n');
+    }
+    let t = &r.timings;
+    let _ = writeln!(
+        out,
+        "{}",
+        p.dim(&format!(
+            "{} query nodes; {:.0} ms (embed {:.0}, nearest nodes {:.0}, grouping {:.0})",
+            r.query_nodes.len(),
+            t.total_ms,
+            t.embed_ms,
+            t.knn_ms,
+            t.group_ms
+        ))
+    );
+    out
+}
+
+pub fn json(r: &SearchResult) -> String {
+    let mut v = serde_json::to_value(r).unwrap_or_default();
+    if let Some(o) = v.as_object_mut() {
+        o.insert("schema".into(), JSON_SCHEMA.into());
+    }
+    serde_json::to_string_pretty(&v).unwrap_or_default()
+}
+
+fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '&' => o.push_str("&amp;"),
+            '"' => o.push_str("&quot;"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+const COLORS: [&str; 8] = ["#ffe08a", "#b8e0ff", "#c8f0c0", "#ffc8d8", "#e0ccff", "#ffd6b0", "#c0f0f0", "#f0f0a0"];
+
+/// One self-contained page; `read` returns a file's lines (the indexed sources).
+pub fn html(r: &SearchResult, query: &str, read: &mut dyn FnMut(&str) -> Option<Vec<String>>) -> String {
+    let mut out = String::from(
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>beryl results</title><style>\
+body{font-family:sans-serif;margin:1em;background:#fafafa}\
+.frag{background:#fff;border:1px solid #ccc;border-radius:6px;margin:1em 0;padding:.5em 1em}\
+.cols{display:flex;gap:1em;align-items:flex-start}.col{flex:1;min-width:0;overflow-x:auto}\
+pre{margin:0;font-size:12px;line-height:1.35}.ln{color:#999;display:inline-block;width:3.5em;text-align:right;margin-right:.6em}\
+h2{font-size:15px;margin:.3em 0}.path{color:#7a2a8a;font-family:monospace}.meta{color:#666;font-size:12px}\
+</style></head><body>",
+    );
+    let _ = write!(out, "<h1>beryl: {} fragments</h1>", r.fragments.len());
+    let qlines: Vec<&str> = r.pcode.as_deref().filter(|_| !r.converted).unwrap_or(query).lines().collect();
+    for f in &r.fragments {
+        // One colour per query node of this fragment, shared by its query and code lines.
+        let mut qcolor: HashMap<u32, &str> = HashMap::new();
+        let mut ccolor: HashMap<(String, u32), &str> = HashMap::new();
+        for (i, m) in f.matches.iter().enumerate() {
+            let c = COLORS[i % COLORS.len()];
+            for l in m.query_lines.0..=m.query_lines.1 {
+                qcolor.entry(l).or_insert(c);
+            }
+            for l in m.lines.0..=m.lines.1 {
+                ccolor.entry((m.path.clone(), l)).or_insert(c);
+            }
+        }
+        let _ = write!(
+            out,
+            "<div class=\"frag\"><h2>#{} score {:.2}</h2><div class=\"meta\">query lines {}/{}, distance {}</div><div class=\"cols\"><div class=\"col\"><pre>",
+            f.rank, f.score, f.query_lines_covered, f.query_lines_total, f.distance
+        );
+        for (i, l) in qlines.iter().enumerate() {
+            let n = i as u32 + 1;
+            let bg = qcolor.get(&n).map(|c| format!(" style=\"background:{c}\"")).unwrap_or_default();
+            let _ = writeln!(out, "<span{bg}><span class=\"ln\">{n}</span>{}</span>", esc(l));
+        }
+        out.push_str("</pre></div><div class=\"col\">");
+        for s in &f.spans {
+            let _ = write!(out, "<div class=\"path\">{}:{} — {}</div><pre>", esc(&s.path), s.lines.0, esc(&s.function));
+            let lines = read(&s.path).unwrap_or_default();
+            let (a, b) = (s.lines.0.saturating_sub(2).max(1), (s.lines.1 + 2).min(lines.len() as u32));
+            for n in a..=b {
+                let text = lines.get(n as usize - 1).map(String::as_str).unwrap_or("");
+                let bg = ccolor.get(&(s.path.clone(), n)).map(|c| format!(" style=\"background:{c}\"")).unwrap_or_default();
+                let _ = writeln!(out, "<span{bg}><span class=\"ln\">{n}</span>{}</span>", esc(text));
+            }
+            out.push_str("</pre>");
+        }
+        out.push_str("</div></div></div>");
+    }
+    out.push_str("</body></html>\n");
+    out
+}
+
+/// A fragment's one-line summary, for logs and tests.
+pub fn summary(f: &Fragment) -> String {
+    let spans: Vec<String> = f.spans.iter().map(|s| format!("{}:{}-{} {}", s.path, s.lines.0, s.lines.1, s.function)).collect();
+    format!("#{} {:.2} {}", f.rank, f.score, spans.join(" + "))
+}

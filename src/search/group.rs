@@ -1,0 +1,246 @@
+//! Grouping matched source nodes into fragments (Beryllium §5, eqs. 6–7).
+//!
+//! Matched nodes are clustered agglomeratively with complete linkage over ICFG shortest
+//! paths: the distance of two groups is the longest shortest path between their members.
+//! Pairs farther apart than the search radius, or not connected, are at ∞ and never merge.
+//! Clustering runs per connected component of the finite-distance pairs (a component is
+//! exactly what can ever merge), with kodama; every group formed at any step, and every
+//! single node, is a candidate scored γ = QC + 1/d, QC = query nodes covered and d the
+//! longest shortest path inside the group (1 for a single node, as for two adjacent ones).
+
+use kodama::{linkage, Method};
+
+/// A matched source node: which query nodes matched it, and how well.
+#[derive(Clone, Debug)]
+pub struct Matched {
+    pub node: u32,
+    /// Bit q set when query node q has this node among its top-k.
+    pub covers: Vec<u64>,
+    /// Best similarity to each covering query node, aligned with the set bits.
+    pub sims: Vec<(u32, f32)>,
+}
+
+/// A candidate fragment: indices into the matched list.
+#[derive(Clone, Debug)]
+pub struct Candidate {
+    pub members: Vec<usize>,
+    pub covered: Vec<u32>,
+    pub distance: u32,
+    pub score: f64,
+    /// Sum over covered query nodes of the best similarity: breaks ties of γ.
+    pub similarity: f64,
+}
+
+struct Cluster {
+    covers: Vec<u64>,
+    best: Vec<f32>,
+    height: f64,
+    children: Option<(usize, usize)>,
+    leaf: Option<usize>,
+    parent: Option<usize>,
+}
+
+fn bits(words: &[u64]) -> Vec<u32> {
+    let mut out = Vec::new();
+    for (w, &word) in words.iter().enumerate() {
+        let mut x = word;
+        while x != 0 {
+            let b = x.trailing_zeros();
+            out.push(w as u32 * 64 + b);
+            x &= x - 1;
+        }
+    }
+    out
+}
+
+fn find(parent: &mut [usize], mut x: usize) -> usize {
+    while parent[x] != x {
+        parent[x] = parent[parent[x]];
+        x = parent[x];
+    }
+    x
+}
+
+/// Clusters `matched` given finite pairwise distances (`pairs`: (i, j, d), i ≠ j) and
+/// returns the best `top` candidates, no two sharing a node: a group inside a better one
+/// (its subset) adds nothing, and a group around a better one (its superset) repeats it.
+pub fn rank(matched: &[Matched], pairs: &[(usize, usize, u32)], n_query: usize, top: usize) -> Vec<Candidate> {
+    let n = matched.len();
+    // Components of the finite-distance graph.
+    let mut uf: Vec<usize> = (0..n).collect();
+    for &(i, j, _) in pairs {
+        let (a, b) = (find(&mut uf, i), find(&mut uf, j));
+        if a != b {
+            uf[a] = b;
+        }
+    }
+    let mut comps: std::collections::HashMap<usize, Vec<usize>> = std::collections::HashMap::new();
+    for i in 0..n {
+        let r = find(&mut uf, i);
+        comps.entry(r).or_default().push(i);
+    }
+    let mut dist_of: std::collections::HashMap<(usize, usize), u32> = std::collections::HashMap::with_capacity(pairs.len());
+    for &(i, j, d) in pairs {
+        let key = (i.min(j), i.max(j));
+        let e = dist_of.entry(key).or_insert(d);
+        *e = (*e).min(d);
+    }
+
+    // The forest of all clusters: leaves first, then merges.
+    let words = n_query.div_ceil(64).max(1);
+    let mut clusters: Vec<Cluster> = matched
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let mut best = vec![0f32; n_query];
+            for &(q, s) in &m.sims {
+                if let Some(b) = best.get_mut(q as usize) {
+                    *b = b.max(s);
+                }
+            }
+            let mut covers = m.covers.clone();
+            covers.resize(words, 0);
+            Cluster { covers, best, height: 0.0, children: None, leaf: Some(i), parent: None }
+        })
+        .collect();
+    let mut comp_list: Vec<Vec<usize>> = comps.into_values().collect();
+    comp_list.sort_by_key(|c| c[0]);
+    for comp in comp_list.iter().filter(|c| c.len() >= 2) {
+        let k = comp.len();
+        let mut condensed = Vec::with_capacity(k * (k - 1) / 2);
+        for a in 0..k {
+            for b in a + 1..k {
+                let key = (comp[a].min(comp[b]), comp[a].max(comp[b]));
+                condensed.push(dist_of.get(&key).map_or(f64::INFINITY, |&d| d as f64));
+            }
+        }
+        let dend = linkage(&mut condensed, k, Method::Complete);
+        // kodama numbers the leaves 0..k and the cluster of step s as k + s.
+        let mut ids: Vec<usize> = comp.clone();
+        for step in dend.steps() {
+            if !step.dissimilarity.is_finite() {
+                // Steps come in order of height: the rest join groups at ∞.
+                break;
+            }
+            let (a, b) = (ids[step.cluster1], ids[step.cluster2]);
+            let covers: Vec<u64> = clusters[a].covers.iter().zip(&clusters[b].covers).map(|(x, y)| x | y).collect();
+            let best: Vec<f32> = clusters[a].best.iter().zip(&clusters[b].best).map(|(x, y)| x.max(*y)).collect();
+            let id = clusters.len();
+            clusters.push(Cluster { covers, best, height: step.dissimilarity, children: Some((a, b)), leaf: None, parent: None });
+            clusters[a].parent = Some(id);
+            clusters[b].parent = Some(id);
+            ids.push(id);
+        }
+    }
+
+    let score = |c: &Cluster| -> (f64, f64) {
+        let qc = bits(&c.covers).len() as f64;
+        let d = c.height.max(1.0);
+        (qc + 1.0 / d, c.best.iter().map(|&s| s as f64).sum())
+    };
+    let mut order: Vec<(usize, f64, f64)> = clusters.iter().enumerate().map(|(i, c)| {
+        let (s, sim) = score(c);
+        (i, s, sim)
+    }).collect();
+    order.sort_by(|x, y| y.1.total_cmp(&x.1).then(y.2.total_cmp(&x.2)).then(x.0.cmp(&y.0)));
+
+    let mut kept = vec![false; clusters.len()];
+    let mut kept_below = vec![false; clusters.len()];
+    let mut out = Vec::new();
+    for (i, s, sim) in order {
+        if out.len() >= top {
+            break;
+        }
+        if kept_below[i] {
+            continue;
+        }
+        let mut p = clusters[i].parent;
+        let mut inside_kept = false;
+        while let Some(x) = p {
+            if kept[x] {
+                inside_kept = true;
+                break;
+            }
+            p = clusters[x].parent;
+        }
+        if inside_kept {
+            continue;
+        }
+        kept[i] = true;
+        let mut p = clusters[i].parent;
+        while let Some(x) = p {
+            kept_below[x] = true;
+            p = clusters[x].parent;
+        }
+        // Members by walking down the tree.
+        let mut members = Vec::new();
+        let mut stack = vec![i];
+        while let Some(x) = stack.pop() {
+            match (clusters[x].leaf, clusters[x].children) {
+                (Some(l), _) => members.push(l),
+                (None, Some((a, b))) => {
+                    stack.push(a);
+                    stack.push(b);
+                }
+                _ => {}
+            }
+        }
+        members.sort_unstable();
+        out.push(Candidate {
+            members,
+            covered: bits(&clusters[i].covers),
+            distance: clusters[i].height as u32,
+            score: s,
+            similarity: sim,
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(node: u32, qs: &[u32]) -> Matched {
+        let mut covers = vec![0u64; 1];
+        for &q in qs {
+            covers[0] |= 1 << q;
+        }
+        Matched { node, covers, sims: qs.iter().map(|&q| (q, 0.5)).collect() }
+    }
+
+    #[test]
+    fn close_nodes_covering_more_query_nodes_win() {
+        // 0,1,2 are a chain (0-1: 1, 1-2: 1, 0-2: 2); 3 is alone, covering 2 query nodes.
+        let matched = vec![m(10, &[0]), m(11, &[1]), m(12, &[2]), m(13, &[0, 1])];
+        let pairs = vec![(0, 1, 1), (1, 2, 1), (0, 2, 2)];
+        let r = rank(&matched, &pairs, 3, 10);
+        // Best: {0,1,2} covers 3 query nodes at distance 2 → 3.5.
+        assert_eq!(r[0].members, vec![0, 1, 2]);
+        assert!((r[0].score - 3.5).abs() < 1e-9);
+        assert_eq!(r[0].distance, 2);
+        // Next: node 3 alone, 2 + 1/1; its subsets / supersets of the best are gone.
+        assert_eq!(r[1].members, vec![3]);
+        assert!((r[1].score - 3.0).abs() < 1e-9);
+        assert_eq!(r.len(), 2);
+    }
+
+    #[test]
+    fn never_merge_at_infinity() {
+        let matched = vec![m(1, &[0]), m(2, &[1])];
+        let r = rank(&matched, &[], 2, 10);
+        assert_eq!(r.len(), 2);
+        assert!(r.iter().all(|c| c.members.len() == 1));
+    }
+
+    #[test]
+    fn complete_linkage_uses_the_longest_path() {
+        // a-b 1, b-c 1, a-c 5: the group {a,b,c} has distance 5.
+        let matched = vec![m(1, &[0]), m(2, &[1]), m(3, &[2])];
+        let pairs = vec![(0, 1, 1), (1, 2, 1), (0, 2, 5)];
+        let r = rank(&matched, &pairs, 3, 1);
+        assert_eq!(r[0].members, vec![0, 1, 2]);
+        assert_eq!(r[0].distance, 5);
+        assert!((r[0].score - 3.2).abs() < 1e-9);
+    }
+}

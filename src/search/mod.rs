@@ -1,0 +1,387 @@
+//! Queries against an index: pseudocode (node matching, then grouping into fragments) and
+//! natural language (function text vectors, or node matching with `fragments`).
+
+pub mod group;
+
+use crate::features::{Encoder, FeatureError};
+use crate::graph::{Icfg, NodeKind};
+use crate::index::graph::Bfs;
+use crate::index::{vectors, Index, IndexError};
+use crate::model::embed::{embed, IN_DIM};
+use crate::pcode::{self, Classifier, PcodeError};
+use group::Matched;
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::time::Instant;
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum SearchError {
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    #[error("{0}")]
+    Pcode(#[from] PcodeError),
+    #[error(transparent)]
+    Feature(#[from] FeatureError),
+    #[error("the query is empty")]
+    EmptyQuery,
+}
+
+#[derive(Clone, Debug)]
+pub struct SearchOptions {
+    /// Fragments (or functions) to return.
+    pub top: usize,
+    /// Source nodes fetched per query node (at most 1/200 of the index, at least 5).
+    pub k: usize,
+    /// Longest ICFG path (edges) between two nodes of one fragment.
+    pub radius: u32,
+    /// Nodes one bounded path search may visit.
+    pub max_visits: usize,
+    /// Most matched source nodes kept for grouping (the most similar ones).
+    pub max_matches: usize,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        SearchOptions { top: 10, k: 100, radius: 8, max_visits: 4000, max_matches: 3000 }
+    }
+}
+
+/// A line of the query and what it was taken as.
+#[derive(Clone, Debug, Serialize)]
+pub struct QueryNode {
+    pub id: usize,
+    pub kind: String,
+    pub lines: (u32, u32),
+    pub text: String,
+}
+
+/// One query node matched to one code node of a fragment.
+#[derive(Clone, Debug, Serialize)]
+pub struct LineMatch {
+    pub query_node: usize,
+    pub query_lines: (u32, u32),
+    pub query_text: String,
+    pub path: String,
+    pub lines: (u32, u32),
+    pub code: String,
+    pub similarity: f32,
+}
+
+/// The part of a fragment inside one function.
+#[derive(Clone, Debug, Serialize)]
+pub struct Span {
+    pub path: String,
+    pub function: String,
+    pub function_lines: (u32, u32),
+    /// First and last line of the matched nodes in this function.
+    pub lines: (u32, u32),
+    pub nodes: usize,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Fragment {
+    pub rank: usize,
+    pub score: f64,
+    pub query_nodes_covered: usize,
+    pub query_lines_covered: usize,
+    pub query_lines_total: usize,
+    /// Longest shortest path inside the fragment (0 for one node).
+    pub distance: u32,
+    pub spans: Vec<Span>,
+    pub matches: Vec<LineMatch>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Timings {
+    pub embed_ms: f64,
+    pub knn_ms: f64,
+    pub group_ms: f64,
+    pub total_ms: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct SearchResult {
+    /// `pseudocode`, `natural-language` or `natural-language-fragments`.
+    pub mode: String,
+    /// The p-code that was searched (after conversion of plain pseudocode).
+    pub pcode: Option<String>,
+    pub converted: bool,
+    pub query_nodes: Vec<QueryNode>,
+    pub fragments: Vec<Fragment>,
+    pub timings: Timings,
+}
+
+/// Turns query text into p-code: p-code as is, plain pseudocode through the converter.
+/// Returns the p-code, whether it was converted, and for each p-code line its query line.
+pub fn to_pcode(src: &str, clf: impl FnOnce() -> Result<Classifier, PcodeError>) -> Result<(String, bool, Vec<u32>), PcodeError> {
+    if src.trim().is_empty() {
+        return Err(PcodeError::Syntax(Box::new(pcode::SyntaxError {
+            file: String::new(),
+            line: 1,
+            col: 1,
+            line_text: String::new(),
+            expected: vec!["a procedure".into()],
+            found: "an empty query".into(),
+            message: None,
+        })));
+    }
+    let identity = |s: &str| (1..=s.lines().count() as u32).collect::<Vec<_>>();
+    match pcode::parse(src) {
+        Ok(_) => Ok((src.to_string(), false, identity(src))),
+        // Marked text that does not parse is a p-code error worth showing as such.
+        Err(e) if src.contains('$') || src.contains('@') => Err(e),
+        Err(_) => {
+            let conv = pcode::convert(src, &clf()?)?;
+            // The converter writes one line per non-blank input line.
+            let nonblank: Vec<u32> = src.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()).map(|(i, _)| i as u32 + 1).collect();
+            let out_lines = conv.pcode.lines().count();
+            let map = if nonblank.len() == out_lines { nonblank } else { identity(&conv.pcode) };
+            Ok((conv.pcode, true, map))
+        }
+    }
+}
+
+const KEEP_PER: usize = 200;
+const MIN_K: usize = 5;
+
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1000.0
+}
+
+/// Query nodes with their search vectors.
+struct QueryVectors {
+    nodes: Vec<QueryNode>,
+    rows: Vec<f32>,
+}
+
+fn query_vectors(index: &Index, enc: &Encoder, q: &Icfg, line_map: &[u32]) -> Result<QueryVectors, SearchError> {
+    let hidden = index.meta.hidden;
+    let rows = embed(&index.model, q, enc)?;
+    let width = hidden + IN_DIM;
+    let mut nodes = Vec::new();
+    let mut out = Vec::new();
+    let map = |l: u32| line_map.get(l as usize - 1).copied().unwrap_or(l);
+    for n in q.graph.node_indices() {
+        let node = &q.graph[n];
+        if !vectors::searchable(node.kind) {
+            continue;
+        }
+        let text = if node.kind == NodeKind::Entry { q.functions[node.function as usize].meta.name.clone() } else { node.text.clone() };
+        nodes.push(QueryNode { id: nodes.len(), kind: node.kind.name().into(), lines: (map(node.lines.0.max(1)), map(node.lines.1.max(1))), text });
+        index.meta.features.search_vector(&rows[n.index() * width..(n.index() + 1) * width], hidden, &mut out);
+    }
+    Ok(QueryVectors { nodes, rows: out })
+}
+
+/// Pseudocode search: p-code (or plain pseudocode, converted) against the node index.
+pub fn pseudo(
+    index: &mut Index,
+    enc: &Encoder,
+    src: &str,
+    name: &Path,
+    clf: impl FnOnce() -> Result<Classifier, PcodeError>,
+    opts: &SearchOptions,
+) -> Result<SearchResult, SearchError> {
+    let t0 = Instant::now();
+    let (pc, converted, line_map) = to_pcode(src, clf).map_err(|e| e.with_file(&name.display().to_string()))?;
+    let q = pcode::icfg(&pc, name).map_err(|e| e.with_file(&name.display().to_string()))?;
+    let qv = query_vectors(index, enc, &q, &line_map)?;
+    if qv.nodes.is_empty() {
+        return Err(SearchError::EmptyQuery);
+    }
+    let embed_ms = ms(t0);
+    let mut r = fragments(index, qv, opts, "pseudocode", embed_ms, t0)?;
+    r.pcode = Some(pc);
+    r.converted = converted;
+    Ok(r)
+}
+
+/// Natural-language search over function text vectors.
+pub fn natural(index: &mut Index, enc: &Encoder, query: &str, opts: &SearchOptions) -> Result<SearchResult, SearchError> {
+    let t0 = Instant::now();
+    if query.trim().is_empty() {
+        return Err(SearchError::EmptyQuery);
+    }
+    let v = enc.encode(&[query])?;
+    let embed_ms = ms(t0);
+    let t1 = Instant::now();
+    let hits = vectors::search(&mut index.functions, &v[0], crate::features::DIM, opts.top)?;
+    let knn_ms = ms(t1);
+    let qn = QueryNode { id: 0, kind: "text".into(), lines: (1, query.lines().count().max(1) as u32), text: query.to_string() };
+    let mut frags = Vec::new();
+    for (rank, &(fid, sim)) in hits.first().into_iter().flatten().enumerate() {
+        let f = index.store.function(fid as u32)?;
+        let file = index.store.file(f.file)?;
+        frags.push(Fragment {
+            rank: rank + 1,
+            score: sim as f64,
+            query_nodes_covered: 1,
+            query_lines_covered: 1,
+            query_lines_total: 1,
+            distance: 0,
+            spans: vec![Span { path: file.path.clone(), function: f.qualified.clone(), function_lines: f.lines, lines: f.lines, nodes: 0 }],
+            matches: vec![LineMatch {
+                query_node: 0,
+                query_lines: qn.lines,
+                query_text: query.to_string(),
+                path: file.path,
+                lines: f.lines,
+                code: f.qualified,
+                similarity: sim,
+            }],
+        });
+    }
+    Ok(SearchResult {
+        mode: "natural-language".into(),
+        pcode: None,
+        converted: false,
+        query_nodes: vec![qn],
+        fragments: frags,
+        timings: Timings { embed_ms, knn_ms, group_ms: 0.0, total_ms: ms(t0) },
+    })
+}
+
+/// Natural-language search over nodes: each sentence of the query is a query node.
+pub fn natural_fragments(index: &mut Index, enc: &Encoder, query: &str, opts: &SearchOptions) -> Result<SearchResult, SearchError> {
+    let t0 = Instant::now();
+    let sentences: Vec<&str> = query
+        .split(['.', ';', '\n'])
+        .map(str::trim)
+        .filter(|s| s.split_whitespace().count() >= 2)
+        .collect();
+    let sentences = if sentences.is_empty() { vec![query.trim()] } else { sentences };
+    if sentences[0].is_empty() {
+        return Err(SearchError::EmptyQuery);
+    }
+    let vecs = enc.encode(&sentences)?;
+    let hidden = index.meta.hidden;
+    let fs = index.meta.features;
+    let mut rows = Vec::new();
+    let mut nodes = Vec::new();
+    for (i, (s, v)) in sentences.iter().zip(&vecs).enumerate() {
+        // A text-only node: the graph and math blocks are empty.
+        let mut row = vec![0f32; hidden + IN_DIM];
+        row[hidden + IN_DIM - crate::features::DIM..].copy_from_slice(v);
+        fs.search_vector(&row, hidden, &mut rows);
+        nodes.push(QueryNode { id: i, kind: "text".into(), lines: (1, 1), text: s.to_string() });
+    }
+    let embed_ms = ms(t0);
+    fragments(index, QueryVectors { nodes, rows }, opts, "natural-language-fragments", embed_ms, t0)
+}
+
+fn fragments(index: &mut Index, qv: QueryVectors, opts: &SearchOptions, mode: &str, embed_ms: f64, t0: Instant) -> Result<SearchResult, SearchError> {
+    let dim = index.meta.features.dim(index.meta.hidden);
+    let t1 = Instant::now();
+    // Each query node takes at most 1/200 of the corpus: on a small index a fixed k=100
+    // would match every loop header and assignment, and generic nodes would cover the query.
+    let k = opts.k.min((index.node_ids.len() / KEEP_PER).max(MIN_K));
+    let hits = vectors::search(&mut index.nodes, &qv.rows, dim, k)?;
+    let knn_ms = ms(t1);
+
+    let t2 = Instant::now();
+    let nq = qv.nodes.len();
+    let words = nq.div_ceil(64).max(1);
+    let mut by_node: HashMap<u32, Matched> = HashMap::new();
+    for (q, list) in hits.iter().enumerate() {
+        for &(pos, sim) in list {
+            let Some(&id) = index.node_ids.get(pos as usize) else { continue };
+            let m = by_node.entry(id).or_insert_with(|| Matched { node: id, covers: vec![0; words], sims: Vec::new() });
+            m.covers[q / 64] |= 1 << (q % 64);
+            m.sims.push((q as u32, sim));
+        }
+    }
+    let mut matched: Vec<Matched> = by_node.into_values().collect();
+    let best = |m: &Matched| m.sims.iter().map(|s| s.1).fold(f32::MIN, f32::max);
+    matched.sort_by(|a, b| best(b).total_cmp(&best(a)).then(a.node.cmp(&b.node)));
+    matched.truncate(opts.max_matches);
+    let slot: HashMap<u32, usize> = matched.iter().enumerate().map(|(i, m)| (m.node, i)).collect();
+    let mut bfs = Bfs::new(&index.graph);
+    let mut pairs = Vec::new();
+    for (i, m) in matched.iter().enumerate() {
+        for (j, d) in bfs.distances(m.node, opts.radius, opts.max_visits, &slot) {
+            if j > i {
+                pairs.push((i, j, d));
+            }
+        }
+    }
+    let cands = group::rank(&matched, &pairs, nq, opts.top);
+    let group_ms = ms(t2);
+
+    let total_lines: std::collections::BTreeSet<u32> = qv.nodes.iter().flat_map(|n| n.lines.0..=n.lines.1).collect();
+    let mut frags = Vec::new();
+    for (rank, c) in cands.iter().enumerate() {
+        let mut rows = Vec::new();
+        for &mi in &c.members {
+            rows.push(index.store.node(matched[mi].node)?);
+        }
+        // Spans per (file, function), in file then line order.
+        let mut per: BTreeMap<(u32, u32), (u32, u32, usize)> = BTreeMap::new();
+        for r in &rows {
+            let e = per.entry((r.file, r.function)).or_insert((u32::MAX, 0, 0));
+            e.0 = e.0.min(r.lines.0);
+            e.1 = e.1.max(r.lines.1);
+            e.2 += 1;
+        }
+        let mut spans = Vec::new();
+        let mut paths: HashMap<u32, String> = HashMap::new();
+        for (&(file, func), &(s, e, count)) in &per {
+            let f = index.store.function(func)?;
+            let path = match paths.get(&file) {
+                Some(p) => p.clone(),
+                None => {
+                    let p = index.store.file(file)?.path;
+                    paths.insert(file, p.clone());
+                    p
+                }
+            };
+            spans.push(Span { path, function: f.qualified, function_lines: f.lines, lines: (s, e), nodes: count });
+        }
+        let mut matches = Vec::new();
+        let mut covered_lines = std::collections::BTreeSet::new();
+        for &q in &c.covered {
+            let mut best: Option<(usize, f32)> = None;
+            for (k, &mi) in c.members.iter().enumerate() {
+                for &(qq, s) in &matched[mi].sims {
+                    if qq == q && best.is_none_or(|b| s > b.1) {
+                        best = Some((k, s));
+                    }
+                }
+            }
+            if let Some((k, s)) = best {
+                let qn = &qv.nodes[q as usize];
+                covered_lines.extend(qn.lines.0..=qn.lines.1);
+                let r = &rows[k];
+                matches.push(LineMatch {
+                    query_node: q as usize,
+                    query_lines: qn.lines,
+                    query_text: qn.text.clone(),
+                    path: paths.get(&r.file).cloned().unwrap_or_default(),
+                    lines: r.lines,
+                    code: r.text.clone(),
+                    similarity: s,
+                });
+            }
+        }
+        matches.sort_by_key(|m| (m.query_lines, m.query_node));
+        frags.push(Fragment {
+            rank: rank + 1,
+            score: c.score,
+            query_nodes_covered: c.covered.len(),
+            query_lines_covered: covered_lines.len(),
+            query_lines_total: total_lines.len(),
+            distance: c.distance,
+            spans,
+            matches,
+        });
+    }
+    Ok(SearchResult {
+        mode: mode.into(),
+        pcode: None,
+        converted: false,
+        query_nodes: qv.nodes,
+        fragments: frags,
+        timings: Timings { embed_ms, knn_ms, group_ms, total_ms: ms(t0) },
+    })
+}
