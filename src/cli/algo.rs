@@ -1,0 +1,173 @@
+//! `beryl eval algo`: the algorithm-location benchmark (Beryllium paper, Tables 1–5).
+
+use anyhow::Result;
+use beryl::eval::algo::{self, AlgoReport, Method, QueryForm, RunConfig, Setting, Truth};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args)]
+pub struct AlgoArgs {
+    /// Ground truth (JSON shape of docs/benchmarks.md).
+    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/bench/algo/truth.json"))]
+    truth: PathBuf,
+    /// Folder of `<algorithm>.p` and `<algorithm>.txt` queries.
+    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/queries"))]
+    queries: PathBuf,
+    /// Folder of fetched corpora (`beryl corpus fetch PKG` puts PKG in
+    /// `<cache>/corpora/PKG/src/<top_dir>`); default: the beryl cache's `corpora`.
+    #[arg(long)]
+    corpus_root: Option<PathBuf>,
+    /// one: an index per project; multi: one per language (C++ counts as C); mixed: one for all.
+    #[arg(long, value_enum, default_value = "one")]
+    setting: Setting,
+    /// Projects to evaluate, comma-separated truth names (default: all of them).
+    #[arg(long, value_delimiter = ',')]
+    projects: Vec<String>,
+    /// Methods, comma-separated (default: beryl,cb+g,cb,bm25,name).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    methods: Vec<Method>,
+    /// Query files searched by the embedding methods: `.p` (p-code) or `.txt` (converted).
+    #[arg(long, value_enum, default_value = "p")]
+    query_form: QueryForm,
+    /// Index folders (`<work>/<setting>/<group>/<features>`); default ~/.cache/beryl/algo-indexes.
+    #[arg(long)]
+    work: Option<PathBuf>,
+    /// Model directory (default: $BERYL_MODEL, else models/default).
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// libtorch threads (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(a: AlgoArgs) -> Result<()> {
+    let truth = Truth::load(&a.truth)?;
+    anyhow::ensure!(a.queries.is_dir(), "{}: no such query folder", a.queries.display());
+    let methods = if a.methods.is_empty() { Method::ALL.to_vec() } else { a.methods.clone() };
+    let enc = if methods.iter().any(|m| m.features().is_some()) { Some(crate::cli::search::encoder(a.threads)?) } else { None };
+    let cache = beryl::corpus::fetch::cache_dir();
+    let cfg = RunConfig {
+        truth: &truth,
+        queries: a.queries.clone(),
+        corpus_root: a.corpus_root.clone().unwrap_or_else(|| cache.join("corpora")),
+        setting: a.setting,
+        projects: a.projects.clone(),
+        methods,
+        query_form: a.query_form,
+        work: a.work.clone().unwrap_or_else(|| cache.join("algo-indexes")),
+        encoder: enc.as_ref(),
+        model_dir: a.model.clone().unwrap_or_else(crate::cli::search::default_model),
+        progress: true,
+    };
+    let report = algo::run(&cfg)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", text(&report, &a.truth));
+    }
+    Ok(())
+}
+
+fn rank_cell(r: Option<usize>) -> String {
+    algo::rank_text(r)
+}
+
+/// The paper-style tables: F-rank per query and method, per-algorithm means in `one`,
+/// then MRR and hit@k per scope.
+pub fn text(r: &AlgoReport, truth_path: &Path) -> String {
+    let mut s = String::new();
+    let setting = match r.setting {
+        Setting::One => "one project (each project its own index; an algorithm's score is the mean over the projects that implement it)",
+        Setting::Multi => "multiple projects (one index per language; C++ projects count as C)",
+        Setting::Mixed => "mixed (all selected projects, C, C++ and Java, in one index)",
+    };
+    let form = match r.query_form {
+        QueryForm::P => ".p (p-code)",
+        QueryForm::Txt => ".txt (plain pseudocode, converted)",
+    };
+    s += &format!("Algorithm location, setting: {setting}\n");
+    s += &format!("truth {}; queries {form}; bm25 always reads the .txt; top {}\n", truth_path.display(), algo::MAX_RANK);
+    for g in &r.groups {
+        s += &format!("  group {} ({}): {}\n", g.name, g.language, g.projects.join(", "));
+    }
+    s += "\nF-rank (rank of the first hit; >100 = none in the top 100)\n";
+    let aw = r.rows.iter().map(|x| x.algorithm.len()).max().unwrap_or(9).max(9);
+    let gw = r.rows.iter().map(|x| x.group.len()).max().unwrap_or(5).max(5);
+    let mut h = format!("{:<aw$}  {:<gw$}  {:<5}", "algorithm", if r.setting == Setting::One { "project" } else { "group" }, "lang");
+    for m in &r.methods {
+        h += &format!(" {:>6}", m.name());
+    }
+    s += &format!("{h}\n");
+    let mut rows: Vec<_> = r.rows.iter().collect();
+    rows.sort_by(|a, b| (&a.algorithm, &a.group).cmp(&(&b.algorithm, &b.group)));
+    for row in &rows {
+        let mut line = format!("{:<aw$}  {:<gw$}  {:<5}", row.algorithm, row.group, row.language);
+        for rk in &row.ranks {
+            line += &format!(" {:>6}", rank_cell(*rk));
+        }
+        s += &format!("{line}\n");
+    }
+    if r.setting == Setting::One {
+        // Per algorithm: mean reciprocal rank over the projects implementing it, per language.
+        s += "\nPer algorithm (mean of 1/F-rank over the projects that implement it; n = projects)\n";
+        let mut h = format!("{:<aw$}  {:<5} {:>3}", "algorithm", "lang", "n");
+        for m in &r.methods {
+            h += &format!(" {:>6}", m.name());
+        }
+        s += &format!("{h}\n");
+        let mut per: BTreeMap<(&str, &str), Vec<&algo::Row>> = BTreeMap::new();
+        for row in &r.rows {
+            per.entry((row.algorithm.as_str(), row.language.as_str())).or_default().push(row);
+        }
+        for ((a, l), rs) in &per {
+            let mut line = format!("{a:<aw$}  {l:<5} {:>3}", rs.len());
+            for mi in 0..r.methods.len() {
+                let v = rs.iter().map(|x| algo::reciprocal(x.ranks.get(mi).copied().flatten())).sum::<f64>() / rs.len() as f64;
+                line += &format!(" {v:>6.3}");
+            }
+            s += &format!("{line}\n");
+        }
+    }
+    s += "\nSummary (MRR and hit@k: mean over algorithms";
+    s += if r.setting == Setting::One { " of the mean over each algorithm's projects)\n" } else { ")\n" };
+    s += &format!("{:<6} {:<6} {:>5} {:>5} {:>7} {:>7} {:>7} {:>7}\n", "scope", "method", "algs", "rows", "MRR", "hit@1", "hit@10", "hit@25");
+    for x in &r.summary {
+        s += &format!(
+            "{:<6} {:<6} {:>5} {:>5} {:>7.3} {:>7.3} {:>7.3} {:>7.3}\n",
+            x.scope,
+            x.method.name(),
+            x.algorithms,
+            x.rows,
+            x.mrr,
+            x.hit1,
+            x.hit10,
+            x.hit25
+        );
+    }
+    s += "\nPaper anchors (Beryllium, MRR): one project Java 0.819 / C 0.522 / mixed 0.498; multiple projects Java 0.606 / C 0.316 / mixed 0.313; text-only CB 0.256 / 0.184 / 0.122.\n";
+    let lost: Vec<&String> = r.rows.iter().flat_map(|x| &x.unindexed).collect();
+    if !lost.is_empty() {
+        s += &format!("\n{} truth entries lie in files the index skipped (non-UTF-8 or too large); no method can find them:\n", lost.len());
+        for e in lost {
+            s += &format!("  {e}\n");
+        }
+    }
+    if !r.failures.is_empty() {
+        s += &format!("\n{} queries failed (counted as >100):\n", r.failures.len());
+        for f in &r.failures {
+            s += &format!("  {f}\n");
+        }
+    }
+    let built: Vec<_> = r.builds.iter().filter(|b| !b.up_to_date).collect();
+    for b in &built {
+        s += &format!(
+            "indexed {} [{}]: {} files, {} lines, {} nodes, {} texts encoded, {:.0} s\n",
+            b.group, b.features, b.files, b.lines, b.nodes, b.texts_encoded, b.seconds
+        );
+    }
+    s += &format!("total {:.0} s\n", r.seconds);
+    s
+}
