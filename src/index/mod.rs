@@ -30,6 +30,17 @@ pub use vectors::FeatureSet;
 
 /// Version of this directory layout and database schema.
 pub const FORMAT: u32 = 1;
+/// What a generation holds; one missing means it cannot be reused.
+const FILES: [&str; 8] = [
+    "index.sqlite",
+    "nodes.faiss",
+    "nodes.ids",
+    "functions.faiss",
+    "graph.bin",
+    "meta.json",
+    "model/weights.safetensors",
+    "model/manifest.json",
+];
 /// Longest function text (in characters) given to the encoder for natural-language search.
 const FUNCTION_TEXT_CHARS: usize = 700;
 
@@ -296,7 +307,8 @@ pub fn build(
             }
         }
         report.removed_files = old.len() - report.unchanged_files - report.changed_files;
-        same_identity = read_meta(g).is_ok_and(|m| {
+        let complete = FILES.iter().all(|f| g.join(f).exists());
+        same_identity = complete && read_meta(g).is_ok_and(|m| {
             m.format == FORMAT
                 && m.model_sha256 == model_sha
                 && m.encoder == enc.hash()

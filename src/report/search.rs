@@ -158,7 +158,11 @@ h2{font-size:15px;margin:.3em 0}.path{color:#7a2a8a;font-family:monospace}.meta{
         // One colour per query node of this fragment, shared by its query and code lines.
         let mut qcolor: HashMap<u32, &str> = HashMap::new();
         let mut ccolor: HashMap<(String, u32), &str> = HashMap::new();
-        for (i, m) in f.matches.iter().enumerate() {
+        // Narrow spans first: a procedure header (ENTRY) spans the whole procedure and
+        // should only colour the lines no statement claims.
+        let mut order: Vec<(usize, &crate::search::LineMatch)> = f.matches.iter().enumerate().collect();
+        order.sort_by_key(|(_, m)| (m.query_lines.1 - m.query_lines.0, m.lines.1.saturating_sub(m.lines.0)));
+        for (i, m) in order {
             let c = COLORS[i % COLORS.len()];
             for l in m.query_lines.0..=m.query_lines.1 {
                 qcolor.entry(l).or_insert(c);
