@@ -59,6 +59,11 @@ fn f_rank_mrr_and_hits() {
     assert_eq!(hit_at(Some(3), 1), 0.0);
     assert_eq!(hit_at(Some(3), 10), 1.0);
     assert_eq!(f_rank(&frags, &[]), None);
+    // A whole-file fragment first: no hit there, but it touches the entry.
+    let big = vec![span("x.java", 1, 400)];
+    let with_big = vec![big, miss.clone(), hit.clone()];
+    assert_eq!(f_rank(&with_big, &[&e]), Some(3));
+    assert_eq!(algo::overlap_rank(&with_big, &[&e]), Some(1));
     // The first hit at 101 is ">100".
     frags = vec![miss.clone(); 100];
     frags.push(hit.clone());
@@ -76,6 +81,7 @@ fn row(alg: &str, group: &str, lang: &str, ranks: Vec<Option<usize>>) -> Row {
         language: lang.into(),
         projects: vec![group.into()],
         top: vec![None; ranks.len()],
+        overlap_ranks: ranks.clone(),
         ranks,
         entries: 1,
         unindexed: Vec::new(),

@@ -175,6 +175,15 @@ pub fn f_rank(fragments: &[Vec<LocSpan>], entries: &[&Entry]) -> Option<usize> {
     fragments.iter().take(MAX_RANK).position(|f| entries.iter().any(|e| is_hit(f, e))).map(|i| i + 1)
 }
 
+/// Like [`f_rank`] without the size limit: the first fragment that touches an entry at
+/// all. A diagnostic: where it is much better than the F-rank, fragments were too large.
+pub fn overlap_rank(fragments: &[Vec<LocSpan>], entries: &[&Entry]) -> Option<usize> {
+    let touches = |f: &Vec<LocSpan>, e: &Entry| {
+        f.iter().any(|s| s.project == e.project && s.path == e.path && s.lines.0.min(s.lines.1) <= e.end_line && s.lines.0.max(s.lines.1) >= e.start_line)
+    };
+    fragments.iter().take(MAX_RANK).position(|f| entries.iter().any(|e| touches(f, e))).map(|i| i + 1)
+}
+
 pub fn reciprocal(rank: Option<usize>) -> f64 {
     rank.filter(|&r| r >= 1 && r <= MAX_RANK).map_or(0.0, |r| 1.0 / r as f64)
 }
@@ -334,6 +343,8 @@ pub struct Row {
     pub ranks: Vec<Option<usize>>,
     /// The first returned fragment per method (where it points), to see what won.
     pub top: Vec<Option<String>>,
+    /// Rank of the first fragment touching an entry, whatever its size ([`overlap_rank`]).
+    pub overlap_ranks: Vec<Option<usize>>,
     /// Truth entries of the row.
     pub entries: usize,
     /// Entries in files the index left out (skipped as non-UTF-8, too large, …).
@@ -352,6 +363,8 @@ pub struct Summary {
     pub hit1: f64,
     pub hit10: f64,
     pub hit25: f64,
+    /// MRR when any fragment touching an entry counted, whatever its size (diagnostic).
+    pub mrr_overlap: f64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -691,6 +704,7 @@ pub fn run(cfg: &RunConfig) -> Result<AlgoReport, AlgoError> {
         let entries_of = |a: &str| -> Vec<&Entry> { truth.entries.iter().filter(|e| e.algorithm == a && g.projects.contains(&e.project)).collect() };
         let mut ranks: Vec<Vec<Option<usize>>> = vec![Vec::new(); algos.len()];
         let mut tops: Vec<Vec<Option<String>>> = vec![Vec::new(); algos.len()];
+        let mut loose: Vec<Vec<Option<usize>>> = vec![Vec::new(); algos.len()];
         let all_index_dirs: Vec<PathBuf> =
             [Method::Cb, Method::CbG, Method::Beryl].iter().filter_map(|m| m.features()).map(|f| index_dir(&cfg.work, cfg.setting, g, f)).collect();
         let mut funcs: Option<(Vec<FuncRec>, Vec<String>, Sources)> = None;
@@ -761,6 +775,7 @@ pub fn run(cfg: &RunConfig) -> Result<AlgoReport, AlgoError> {
             for (i, a) in algos.iter().enumerate() {
                 let frags = &frags_per_algo[i];
                 ranks[i].push(f_rank(frags, &entries_of(a)));
+                loose[i].push(overlap_rank(frags, &entries_of(a)));
                 tops[i].push(frags.first().and_then(|f| describe(f)));
             }
             if cfg.progress {
@@ -783,6 +798,7 @@ pub fn run(cfg: &RunConfig) -> Result<AlgoReport, AlgoError> {
                 projects: ps,
                 ranks: std::mem::take(&mut ranks[i]),
                 top: std::mem::take(&mut tops[i]),
+                overlap_ranks: std::mem::take(&mut loose[i]),
                 entries: entries_of(a).len(),
                 unindexed,
             });
@@ -898,16 +914,19 @@ pub fn summarize(rows: &[Row], methods: &[Method]) -> Vec<Summary> {
     for scope in &scopes {
         let in_scope: Vec<&Row> = rows.iter().filter(|r| scope == "all" || &r.language == scope).collect();
         for (mi, &m) in methods.iter().enumerate() {
-            let mut per: BTreeMap<&str, Vec<Option<usize>>> = BTreeMap::new();
+            // (F-rank, overlap rank) of each row, by algorithm.
+            let mut per: BTreeMap<&str, Vec<(Option<usize>, Option<usize>)>> = BTreeMap::new();
             for r in &in_scope {
-                per.entry(&r.algorithm).or_default().push(r.ranks.get(mi).copied().flatten());
+                let get = |v: &[Option<usize>]| v.get(mi).copied().flatten();
+                per.entry(&r.algorithm).or_default().push((get(&r.ranks), get(&r.overlap_ranks)));
             }
-            let mean = |f: &dyn Fn(Option<usize>) -> f64| -> f64 {
+            let mean_of = |f: &dyn Fn((Option<usize>, Option<usize>)) -> f64| -> f64 {
                 if per.is_empty() {
                     return 0.0;
                 }
                 per.values().map(|v| v.iter().map(|&r| f(r)).sum::<f64>() / v.len() as f64).sum::<f64>() / per.len() as f64
             };
+            let mean = |f: &dyn Fn(Option<usize>) -> f64| mean_of(&|r| f(r.0));
             out.push(Summary {
                 scope: scope.clone(),
                 method: m,
@@ -917,6 +936,7 @@ pub fn summarize(rows: &[Row], methods: &[Method]) -> Vec<Summary> {
                 hit1: mean(&|r| hit_at(r, 1)),
                 hit10: mean(&|r| hit_at(r, 10)),
                 hit25: mean(&|r| hit_at(r, 25)),
+                mrr_overlap: mean_of(&|r| reciprocal(r.1)),
             });
         }
     }
