@@ -1,1 +1,19 @@
 //! Benchmarks: metrics, baselines and runners.
+//!
+//! [`clarc`] and [`gecs`] read the benchmark files and rank candidates by a method;
+//! [`metrics`] scores rankings; [`bm25`] with [`tokenize`] is the lexical baseline;
+//! [`profile`] reads loops, recursion and operator families from source, assembly and
+//! Wasm for the structure-aware method; [`rank`] holds encoding and fusion helpers.
+
+pub mod algo;
+pub mod bm25;
+pub mod clarc;
+mod error;
+pub mod gecs;
+pub mod metrics;
+pub mod profile;
+pub mod rank;
+pub mod tokenize;
+
+pub use error::EvalError;
+pub use metrics::{query_metrics, Metrics};
