@@ -18,6 +18,9 @@ pub enum EvalCmd {
     /// GenCodeSearchNet (StatCodeSearch, CoSQA): MRR over 100 candidates per query and
     /// balanced matching accuracy.
     Gecs(GecsArgs),
+    /// Algorithm-location benchmark (Beryllium Tables 1–5): pseudocode queries against
+    /// real projects; F-rank per algorithm, MRR and hit@1/10/25 per method.
+    Algo(crate::cli::algo::AlgoArgs),
 }
 
 #[derive(clap::Args)]
@@ -69,6 +72,7 @@ pub fn run(cmd: EvalCmd) -> Result<()> {
     match cmd {
         EvalCmd::Clarc(a) => run_clarc(a),
         EvalCmd::Gecs(a) => run_gecs(a),
+        EvalCmd::Algo(a) => crate::cli::algo::run(a),
     }
 }
 

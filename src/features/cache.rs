@@ -140,8 +140,11 @@ impl TextCache {
             self.index.insert(key, at);
         }
         if !buf.is_empty() {
-            self.file.write_all(&buf)?;
-            self.file.flush()?;
+            // O_APPEND: each write lands at the end even when another process (a test, a
+            // second `beryl`) appended since we opened, so records never overwrite others.
+            let mut f = OpenOptions::new().append(true).open(&self.path)?;
+            f.write_all(&buf)?;
+            f.flush()?;
         }
         Ok(())
     }
