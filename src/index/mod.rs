@@ -201,7 +201,7 @@ fn leading_comment(before: &str) -> &str {
             break;
         }
     }
-    t.get(begin.min(t.len())..).unwrap_or("")
+    t.get(begin.min(t.len())..).unwrap_or("").trim_start()
 }
 
 /// What the natural-language index reads for a function: its name as words, the comment
