@@ -185,7 +185,7 @@ pub fn overlap_rank(fragments: &[Vec<LocSpan>], entries: &[&Entry]) -> Option<us
 }
 
 pub fn reciprocal(rank: Option<usize>) -> f64 {
-    rank.filter(|&r| r >= 1 && r <= MAX_RANK).map_or(0.0, |r| 1.0 / r as f64)
+    rank.filter(|r| (1..=MAX_RANK).contains(r)).map_or(0.0, |r| 1.0 / r as f64)
 }
 
 pub fn hit_at(rank: Option<usize>, k: usize) -> f64 {
@@ -897,6 +897,9 @@ fn build_index(cfg: &RunConfig, g: &Group, roots: &[PathBuf], dir: &Path, featur
     })
 }
 
+/// F-rank and overlap rank of one row for one method.
+type RankPair = (Option<usize>, Option<usize>);
+
 /// MRR and hit@k per scope (each language present, then `all`) and method. Rows of one
 /// algorithm are averaged first (in `one`: over the projects that implement it), then
 /// the algorithms, as the paper does.
@@ -915,12 +918,12 @@ pub fn summarize(rows: &[Row], methods: &[Method]) -> Vec<Summary> {
         let in_scope: Vec<&Row> = rows.iter().filter(|r| scope == "all" || &r.language == scope).collect();
         for (mi, &m) in methods.iter().enumerate() {
             // (F-rank, overlap rank) of each row, by algorithm.
-            let mut per: BTreeMap<&str, Vec<(Option<usize>, Option<usize>)>> = BTreeMap::new();
+            let mut per: BTreeMap<&str, Vec<RankPair>> = BTreeMap::new();
             for r in &in_scope {
                 let get = |v: &[Option<usize>]| v.get(mi).copied().flatten();
                 per.entry(&r.algorithm).or_default().push((get(&r.ranks), get(&r.overlap_ranks)));
             }
-            let mean_of = |f: &dyn Fn((Option<usize>, Option<usize>)) -> f64| -> f64 {
+            let mean_of = |f: &dyn Fn(RankPair) -> f64| -> f64 {
                 if per.is_empty() {
                     return 0.0;
                 }
