@@ -2,7 +2,7 @@
 
 use beryl::eval::clarc::Method;
 use beryl::eval::gecs::{self, GecsOptions};
-use beryl::features::{Encoder, EncoderOptions};
+use beryl::features::Encoder;
 use std::path::PathBuf;
 
 fn data(name: &str) -> PathBuf {
@@ -10,11 +10,7 @@ fn data(name: &str) -> PathBuf {
 }
 
 fn encoder() -> Encoder {
-    let mut enc = Encoder::load_with(&Encoder::default_dir(), EncoderOptions { threads: None, ..Default::default() })
-        .expect("encoder installed by scripts/setup.sh");
-    let cache = Encoder::default_cache_path(enc.identity());
-    enc.attach_cache(&cache).expect("text-vector cache");
-    enc
+    Encoder::load_cached(None).expect("encoder installed by scripts/setup.sh, and its vector cache")
 }
 
 #[test]

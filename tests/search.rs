@@ -2,16 +2,14 @@
 //! the query library, and check the hits against implementations read by hand.
 
 use beryl::corpus::fetch::fetch;
-use beryl::features::{Encoder, EncoderOptions};
+use beryl::features::Encoder;
 use beryl::index::{self, Index, IndexOptions};
 use beryl::pcode::Classifier;
 use beryl::search::{self, Fragment, SearchOptions};
 use std::path::{Path, PathBuf};
 
 fn encoder() -> Encoder {
-    let mut enc = Encoder::load_with(&Encoder::default_dir(), EncoderOptions::default()).expect("encoder");
-    enc.attach_cache(&Encoder::default_cache_path(enc.identity())).expect("cache");
-    enc
+    Encoder::load_cached(None).expect("encoder and its vector cache")
 }
 
 fn model() -> PathBuf {

@@ -22,11 +22,7 @@ pub fn default_model() -> PathBuf {
 /// The text encoder with its persistent vector cache.
 pub fn encoder(threads: Option<usize>) -> Result<Encoder> {
     let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
-    let mut enc = Encoder::load_with(&Encoder::default_dir(), EncoderOptions { threads: Some(threads), ..Default::default() })
-        .context("loading the text encoder")?;
-    let cache = Encoder::default_cache_path(enc.identity());
-    enc.attach_cache(&cache).with_context(|| format!("opening the vector cache {}", cache.display()))?;
-    Ok(enc)
+    Encoder::load_cached(Some(threads)).context("loading the text encoder and its vector cache")
 }
 
 #[derive(clap::Args)]

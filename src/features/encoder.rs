@@ -116,6 +116,14 @@ impl Encoder {
         crate::corpus::fetch::cache_dir().join("text-vectors").join(format!("{}.bin", &identity.hash[..16]))
     }
 
+    /// The installed encoder (`default_dir`) with its persistent cache (`default_cache_path`).
+    pub fn load_cached(threads: Option<usize>) -> Result<Encoder, FeatureError> {
+        let mut enc = Encoder::load_with(&Encoder::default_dir(), EncoderOptions { threads, ..Default::default() })?;
+        let cache = Encoder::default_cache_path(enc.identity());
+        enc.attach_cache(&cache)?;
+        Ok(enc)
+    }
+
     /// Loads `model.safetensors`, `tokenizer.json` and `config.json` from `dir`, no cache.
     pub fn load(dir: &Path) -> Result<Encoder, FeatureError> {
         Encoder::load_with(dir, EncoderOptions::default())
