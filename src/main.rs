@@ -367,7 +367,7 @@ fn train_cmd(
             });
             b.set_position(e.epoch as u64);
             b.set_message(format!("loss {:.4}  val AUC {:.4}", e.loss, e.val_auc));
-            let line = format!("epoch {:>3}  loss {:.4}  val AUC {:.4}", e.epoch, e.loss, e.val_auc);
+            let line = format!("epoch {:>3}  loss {:.4}  val AUC {:.4} (all-node negatives {:.4})  lr {:.5}", e.epoch, e.loss, e.val_auc, e.val_auc_global, e.lr);
             // Progress bars are hidden when stderr is not a terminal; the log line is not.
             if b.is_hidden() {
                 eprintln!("{line}");

@@ -207,7 +207,7 @@ pub fn search_cmd(a: SearchArgs) -> Result<()> {
         print!("{}", report::search::text(&r, color));
     }
     if let Some(h) = &a.html {
-        let page = report::search::html(&r, &text, &mut |p| std::fs::read_to_string(p).ok().map(|s| s.lines().map(String::from).collect()));
+        let page = report::search::html(&r, &text, &mut |p| std::fs::read(p).ok().map(|b| String::from_utf8_lossy(&b).lines().map(String::from).collect()));
         std::fs::write(h, page).with_context(|| format!("writing {}", h.display()))?;
         eprintln!("wrote {}", h.display());
     }

@@ -206,7 +206,7 @@ fn matching(pairs: &[Pair], cos: &dyn Fn(usize, usize) -> f32, seed: u64) -> Mat
     let n = pairs.len();
     let (mut cal, mut test): (Examples, Examples) = (Vec::new(), Vec::new());
     for i in 0..n {
-        let half = if Rng::new(seed.wrapping_add(i as u64)).next() & 1 == 0 { &mut cal } else { &mut test };
+        let half = if Rng::new(seed.wrapping_add(i as u64)).next_u64() & 1 == 0 { &mut cal } else { &mut test };
         half.push((cos(i, i), true));
         if pairs.iter().any(|p| p.code != pairs[i].code) {
             let j = loop {

@@ -9,6 +9,7 @@
 //! renaming a new link over it, so readers see the old index or the new one, never a part.
 
 pub mod graph;
+pub mod project;
 pub mod store;
 pub mod vectors;
 
@@ -19,6 +20,7 @@ use crate::model::embed::{embed_with_progress, FEATURE_SCHEMA};
 use crate::model::{Model, ModelError};
 use faiss::index::IndexImpl;
 use graph::Csr;
+use project::Projection;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -29,7 +31,7 @@ use thiserror::Error;
 pub use vectors::FeatureSet;
 
 /// Version of this directory layout and database schema.
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u32 = 2;
 /// What a generation holds; one missing means it cannot be reused.
 const FILES: [&str; 8] = [
     "index.sqlite",
@@ -378,14 +380,20 @@ pub fn build(
     let tmp = dir.join(format!("{gen_name}.tmp-{}", std::process::id()));
     std::fs::create_dir_all(tmp.join("model")).map_err(io(&tmp))?;
     let node_factory = vectors::factory_for(ids.len(), opts.flat_max, opts.factory.as_deref());
-    let nodes_index = vectors::build(&node_factory, dim, &search_rows)?;
+    let nodes_index = if vectors::projects(ids.len()) {
+        let p = Projection::fit(&search_rows, dim, vectors::PCA_DIM)?;
+        p.write(&tmp.join("nodes.pca"))?;
+        vectors::build(&node_factory, p.d_out, &p.apply(&search_rows))?
+    } else {
+        vectors::build(&node_factory, dim, &search_rows)?
+    };
     vectors::write(&nodes_index, &tmp.join("nodes.faiss"))?;
     drop(nodes_index);
     // Vector number → ICFG node, for factories that cannot store ids themselves.
     let ids_path = tmp.join("nodes.ids");
     let id_bytes: Vec<u8> = ids.iter().flat_map(|&i| (i as u32).to_le_bytes()).collect();
     std::fs::write(&ids_path, id_bytes).map_err(io(&ids_path))?;
-    let function_factory = vectors::function_factory(ftexts.len(), opts.flat_max);
+    let function_factory = vectors::function_factory(ftexts.len());
     let f_index = vectors::build(&function_factory, crate::features::DIM, &fvecs)?;
     vectors::write(&f_index, &tmp.join("functions.faiss"))?;
     let csr = Csr::from_icfg(&icfg);
@@ -477,7 +485,9 @@ pub struct Index {
     pub dir: PathBuf,
     pub meta: IndexMeta,
     pub store: Store,
-    pub nodes: IndexImpl,
+    nodes: IndexImpl,
+    /// Applied to search vectors before `nodes` sees them, when the index was projected.
+    projection: Option<Projection>,
     pub functions: IndexImpl,
     pub graph: Csr,
     /// ICFG node of each vector of `nodes`.
@@ -535,6 +545,8 @@ impl Index {
         let model = Model::load(&own_model, FEATURE_SCHEMA, enc.hash()).map_err(|e| IndexError::Corrupt(e.to_string()))?;
         let store = Store::open(&gen.join("index.sqlite"))?;
         let nodes = vectors::read(&gen.join("nodes.faiss"), nprobe)?;
+        let ppath = gen.join("nodes.pca");
+        let projection = if ppath.exists() { Some(Projection::read(&ppath)?) } else { None };
         let functions = vectors::read(&gen.join("functions.faiss"), nprobe)?;
         let gpath = gen.join("graph.bin");
         let bytes = std::fs::read(&gpath).map_err(|e| IndexError::Corrupt(format!("{}: {e}", gpath.display())))?;
@@ -549,11 +561,20 @@ impl Index {
             || graph.node_count() != meta.nodes
             || nodes.ntotal() as usize != meta.indexed_nodes
             || functions.ntotal() as usize != meta.functions
-            || nodes.d() as usize != meta.features.dim(meta.hidden)
+            || projection.as_ref().map_or(nodes.d() as usize, |p| p.d_in) != meta.features.dim(meta.hidden)
+            || projection.as_ref().is_some_and(|p| p.d_out != nodes.d() as usize)
         {
             return Err(IndexError::Corrupt("graph, vectors and metadata disagree in size".into()));
         }
-        Ok(Index { dir: gen, meta, store, nodes, functions, graph, node_ids, model })
+        Ok(Index { dir: gen, meta, store, nodes, projection, functions, graph, node_ids, model })
+    }
+
+    /// The `k` nearest indexed nodes (vector numbers, see `node_ids`) of each search vector.
+    pub fn search_nodes(&mut self, rows: &[f32], k: usize) -> Result<Vec<Vec<(u64, f32)>>, IndexError> {
+        match &self.projection {
+            Some(p) => vectors::search(&mut self.nodes, &p.apply(rows), p.d_out, k),
+            None => vectors::search(&mut self.nodes, rows, self.meta.features.dim(self.meta.hidden), k),
+        }
     }
 
     pub fn lang_of_file(&self, file: u32) -> Option<Lang> {

@@ -2,7 +2,7 @@
 //! the model, encoder and feature schema that made the vectors.
 
 use super::IndexError;
-use crate::graph::Icfg;
+use crate::graph::{EdgeKind, Icfg, NodeKind};
 use petgraph::visit::EdgeRef;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use std::path::Path;
@@ -13,10 +13,18 @@ CREATE TABLE files(id INTEGER PRIMARY KEY, path TEXT NOT NULL, hash TEXT NOT NUL
                    lines INTEGER NOT NULL, bytes INTEGER NOT NULL);
 CREATE TABLE functions(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, name TEXT NOT NULL, qualified TEXT NOT NULL,
                    start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, entry INTEGER NOT NULL);
-CREATE TABLE nodes(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, function INTEGER NOT NULL, kind TEXT NOT NULL,
+CREATE TABLE nodes(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, function INTEGER NOT NULL, kind INTEGER NOT NULL,
                    start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, text TEXT NOT NULL);
-CREATE TABLE edges(src INTEGER NOT NULL, dst INTEGER NOT NULL, kind TEXT NOT NULL);
+CREATE TABLE edges(src INTEGER NOT NULL, dst INTEGER NOT NULL, kind INTEGER NOT NULL, PRIMARY KEY(src, dst, kind)) WITHOUT ROWID;
+CREATE TABLE node_kinds(id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+CREATE TABLE edge_kinds(id INTEGER PRIMARY KEY, name TEXT NOT NULL);
 ";
+
+// Kinds are stored as their position in `NodeKind::ALL` / `EdgeKind::ALL` (names in the
+// `*_kinds` tables): as text they were a sixth of igraph's database.
+fn node_kind_code(k: NodeKind) -> i64 {
+    NodeKind::ALL.iter().position(|&q| q == k).unwrap_or(0) as i64
+}
 
 #[derive(Clone, Debug)]
 pub struct FileRow {
@@ -77,14 +85,23 @@ impl Store {
                 let m = &f.meta;
                 st.execute(params![i as i64, m.file, m.name, m.qualified(), m.lines.0, m.lines.1, f.entry.index() as i64]).map_err(db)?;
             }
+            let mut st = tx.prepare("INSERT INTO node_kinds VALUES (?1, ?2)").map_err(db)?;
+            for k in NodeKind::ALL {
+                st.execute(params![node_kind_code(k), k.name()]).map_err(db)?;
+            }
+            let mut st = tx.prepare("INSERT INTO edge_kinds VALUES (?1, ?2)").map_err(db)?;
+            for (i, k) in EdgeKind::ALL.iter().enumerate() {
+                st.execute(params![i as i64, k.name()]).map_err(db)?;
+            }
             let mut st = tx.prepare("INSERT INTO nodes VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)").map_err(db)?;
             for n in icfg.graph.node_indices() {
                 let w = &icfg.graph[n];
-                st.execute(params![n.index() as i64, w.file, w.function, w.kind.name(), w.lines.0, w.lines.1, w.text]).map_err(db)?;
+                st.execute(params![n.index() as i64, w.file, w.function, node_kind_code(w.kind), w.lines.0, w.lines.1, w.text]).map_err(db)?;
             }
-            let mut st = tx.prepare("INSERT INTO edges VALUES (?1, ?2, ?3)").map_err(db)?;
+            let mut st = tx.prepare("INSERT OR IGNORE INTO edges VALUES (?1, ?2, ?3)").map_err(db)?;
             for e in icfg.graph.edge_references() {
-                st.execute(params![e.source().index() as i64, e.target().index() as i64, e.weight().name()]).map_err(db)?;
+                let kind = EdgeKind::ALL.iter().position(|k| k == e.weight()).unwrap_or(0) as i64;
+                st.execute(params![e.source().index() as i64, e.target().index() as i64, kind]).map_err(db)?;
             }
         }
         tx.commit().map_err(db)?;
@@ -142,7 +159,7 @@ impl Store {
                     id: r.get(0)?,
                     file: r.get(1)?,
                     function: r.get(2)?,
-                    kind: r.get(3)?,
+                    kind: NodeKind::ALL.get(r.get::<_, i64>(3)? as usize).map_or("?", |k| k.name()).to_string(),
                     lines: (r.get(4)?, r.get(5)?),
                     text: r.get(6)?,
                 })

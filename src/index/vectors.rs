@@ -120,29 +120,32 @@ pub fn searchable(kind: NodeKind) -> bool {
 /// Width the node vectors are projected to before they are stored.
 pub const PCA_DIM: usize = 128;
 
+/// Whether `n` node vectors are enough to estimate the projection (see `project`).
+pub fn projects(n: usize) -> bool {
+    n >= 8 * PCA_DIM
+}
+
 /// How the node index is laid out, chosen by size unless the user names a FAISS factory.
-/// The vectors are first projected on their top principal components, centred: the
-/// component every node shares (mean direction) would otherwise dominate the cosine; on
-/// igraph's shortest-path code this moved Floyd–Warshall from rank 5 to rank 1. Small
-/// corpora are then searched exactly (flat); large ones through IVF lists of 8-bit codes.
+/// Up to `flat_max` vectors every one is compared (8-bit codes, a quarter of the floats'
+/// size); above, IVF lists with product-quantized residuals, 32 bytes a vector, which
+/// keeps the index below the source size on large corpora.
 pub fn factory_for(n: usize, flat_max: usize, user: Option<&str>) -> String {
     if let Some(f) = user {
         return f.to_string();
     }
-    if n < 8 * PCA_DIM {
-        // Too few vectors to estimate the projection.
+    if !projects(n) {
         "Flat".into()
     } else if n <= flat_max {
-        format!("PCA{PCA_DIM},Flat")
+        "SQ8".into()
     } else {
         let lists = (n as f64).sqrt().clamp(64.0, 65536.0) as usize;
-        format!("PCA{PCA_DIM},IVF{lists},SQ8")
+        format!("IVF{lists},PQ{}", PCA_DIM / 4)
     }
 }
 
-/// The function index holds 384-d text vectors: flat, or 8-bit codes past `flat_max`.
-pub fn function_factory(n: usize, flat_max: usize) -> String {
-    if n <= flat_max { "Flat".into() } else { "SQ8".into() }
+/// The function index holds 384-d text vectors: 8-bit codes, flat below 256 functions.
+pub fn function_factory(n: usize) -> String {
+    if n < 256 { "Flat".into() } else { "SQ8".into() }
 }
 
 /// Builds an inner-product index over `rows` (row-major, `dim` wide). Vectors are numbered

@@ -13,7 +13,7 @@ use petgraph::graph::NodeIndex;
 use tch::Tensor;
 
 /// Version of the feature layout below; models record it and refuse another.
-pub const FEATURE_SCHEMA: u32 = 1;
+pub const FEATURE_SCHEMA: u32 = 2;
 const MATH: usize = 7;
 const KINDS: usize = NodeKind::ALL.len();
 /// Width of the initial features.
@@ -21,11 +21,13 @@ pub const IN_DIM: usize = MATH + KINDS + DIM;
 /// Nodes per subgraph when training or embedding.
 pub const PART_NODES: usize = 4000;
 
-/// The text the encoder reads for a node: its code, English or math as written; ENTRY
-/// carries the function's name, which is often the best hint of what it does.
+/// The text the encoder reads for a node: its code, English or math as written. ENTRY and
+/// EXIT carry the function's name, often the best hint of what it does; it also ties them
+/// to the call sites their call and return edges lead to (a quarter of igraph's edges),
+/// which an empty EXIT could not be told apart from any other.
 pub fn node_text<'a>(icfg: &'a Icfg, node: &'a Node) -> &'a str {
     match node.kind {
-        NodeKind::Entry => &icfg.functions[node.function as usize].meta.name,
+        NodeKind::Entry | NodeKind::Exit => &icfg.functions[node.function as usize].meta.name,
         _ => &node.text,
     }
 }

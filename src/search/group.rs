@@ -7,6 +7,11 @@
 //! exactly what can ever merge), with kodama; every group formed at any step, and every
 //! single node, is a candidate scored γ = QC + 1/d, QC = query nodes covered and d the
 //! longest shortest path inside the group (1 for a single node, as for two adjacent ones).
+//!
+//! A query node counts as covered when a maximum one-to-one matching of query nodes to
+//! the group's nodes (through their top-k lists) gives it a node of its own. Counting every
+//! query node with any match instead let one short statement (`d;` in igraph's HRG code)
+//! cover four lines of Floyd–Warshall and outrank whole implementations.
 
 use kodama::{linkage, Method};
 
@@ -59,6 +64,60 @@ fn find(parent: &mut [usize], mut x: usize) -> usize {
         x = parent[x];
     }
     x
+}
+
+/// Groups above this size are scored by the bound min(query nodes matched, members):
+/// matching them costs more than it changes, they have nodes for nearly every query node.
+const MATCH_MAX: usize = 400;
+
+/// Query nodes covered by a maximum one-to-one matching onto `members` (Kuhn's augmenting
+/// paths, trying the more similar node first) and the summed similarity of the pairs.
+fn matching(members: &[usize], size: usize, matched: &[Matched], n_query: usize, any: &[u32], best: &[f32]) -> (Vec<u32>, f64) {
+    if size > MATCH_MAX || any.len() <= 1 {
+        let qs: Vec<u32> = any.iter().copied().take(size).collect();
+        let sim = qs.iter().map(|&q| best[q as usize] as f64).sum();
+        return (qs, sim);
+    }
+    // Edges query → member positions, most similar first.
+    let mut adj: Vec<Vec<(usize, f32)>> = vec![Vec::new(); n_query];
+    for (pos, &m) in members.iter().enumerate() {
+        for &(q, s) in &matched[m].sims {
+            if let Some(a) = adj.get_mut(q as usize) {
+                a.push((pos, s));
+            }
+        }
+    }
+    for a in &mut adj {
+        a.sort_by(|x, y| y.1.total_cmp(&x.1));
+    }
+    let mut owner: Vec<Option<u32>> = vec![None; members.len()];
+    let mut seen = vec![0u32; members.len()];
+    fn augment(q: usize, adj: &[Vec<(usize, f32)>], owner: &mut [Option<u32>], seen: &mut [u32], stamp: u32) -> bool {
+        for &(m, _) in &adj[q] {
+            if seen[m] == stamp {
+                continue;
+            }
+            seen[m] = stamp;
+            if owner[m].is_none_or(|o| augment(o as usize, adj, owner, seen, stamp)) {
+                owner[m] = Some(q as u32);
+                return true;
+            }
+        }
+        false
+    }
+    for (stamp, &q) in any.iter().enumerate() {
+        augment(q as usize, &adj, &mut owner, &mut seen, stamp as u32 + 1);
+    }
+    let mut qs = Vec::new();
+    let mut sim = 0.0;
+    for (pos, o) in owner.iter().enumerate() {
+        if let Some(q) = *o {
+            qs.push(q);
+            sim += adj[q as usize].iter().find(|e| e.0 == pos).map_or(0.0, |e| e.1 as f64);
+        }
+    }
+    qs.sort_unstable();
+    (qs, sim)
 }
 
 /// Clusters `matched` given finite pairwise distances (`pairs`: (i, j, d), i ≠ j) and
@@ -133,15 +192,27 @@ pub fn rank(matched: &[Matched], pairs: &[(usize, usize, u32)], n_query: usize, 
         }
     }
 
-    let score = |c: &Cluster| -> (f64, f64) {
-        let qc = bits(&c.covers).len() as f64;
+    // Leaves of every cluster up to MATCH_MAX (children come before parents).
+    let mut leaves: Vec<Vec<usize>> = Vec::with_capacity(clusters.len());
+    let mut size: Vec<usize> = Vec::with_capacity(clusters.len());
+    for c in &clusters {
+        let (l, s) = match (c.leaf, c.children) {
+            (Some(l), _) => (vec![l], 1),
+            (None, Some((a, b))) if size[a] + size[b] <= MATCH_MAX => ([leaves[a].as_slice(), leaves[b].as_slice()].concat(), size[a] + size[b]),
+            (None, Some((a, b))) => (Vec::new(), size[a] + size[b]),
+            _ => (Vec::new(), 0),
+        };
+        leaves.push(l);
+        size.push(s);
+    }
+    let mut covered: Vec<Vec<u32>> = Vec::with_capacity(clusters.len());
+    let mut order: Vec<(usize, f64, f64)> = Vec::with_capacity(clusters.len());
+    for (i, c) in clusters.iter().enumerate() {
+        let (qs, sim) = matching(&leaves[i], size[i], matched, n_query, &bits(&c.covers), &c.best);
         let d = c.height.max(1.0);
-        (qc + 1.0 / d, c.best.iter().map(|&s| s as f64).sum())
-    };
-    let mut order: Vec<(usize, f64, f64)> = clusters.iter().enumerate().map(|(i, c)| {
-        let (s, sim) = score(c);
-        (i, s, sim)
-    }).collect();
+        order.push((i, qs.len() as f64 + 1.0 / d, sim));
+        covered.push(qs);
+    }
     order.sort_by(|x, y| y.1.total_cmp(&x.1).then(y.2.total_cmp(&x.2)).then(x.0.cmp(&y.0)));
 
     let mut kept = vec![false; clusters.len()];
@@ -188,7 +259,7 @@ pub fn rank(matched: &[Matched], pairs: &[(usize, usize, u32)], n_query: usize, 
         members.sort_unstable();
         out.push(Candidate {
             members,
-            covered: bits(&clusters[i].covers),
+            covered: std::mem::take(&mut covered[i]),
             distance: clusters[i].height as u32,
             score: s,
             similarity: sim,
@@ -219,9 +290,10 @@ mod tests {
         assert_eq!(r[0].members, vec![0, 1, 2]);
         assert!((r[0].score - 3.5).abs() < 1e-9);
         assert_eq!(r[0].distance, 2);
-        // Next: node 3 alone, 2 + 1/1; its subsets / supersets of the best are gone.
+        // Next: node 3 alone; one node covers one query node: 1 + 1/1. Subsets and
+        // supersets of the best are gone.
         assert_eq!(r[1].members, vec![3]);
-        assert!((r[1].score - 3.0).abs() < 1e-9);
+        assert!((r[1].score - 2.0).abs() < 1e-9);
         assert_eq!(r.len(), 2);
     }
 
@@ -242,5 +314,20 @@ mod tests {
         assert_eq!(r[0].members, vec![0, 1, 2]);
         assert_eq!(r[0].distance, 5);
         assert!((r[0].score - 3.2).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_node_covers_one_query_node() {
+        // Node 0 alone matches all three query nodes; nodes 1-2 (adjacent) match two.
+        let matched = vec![m(1, &[0, 1, 2]), m(2, &[0]), m(3, &[1])];
+        let pairs = vec![(1, 2, 1)];
+        let r = rank(&matched, &pairs, 3, 10);
+        assert_eq!(r[0].members, vec![1, 2], "two distinct nodes for two query nodes");
+        assert_eq!(r[0].covered, vec![0, 1]);
+        assert_eq!(r[1].members, vec![0]);
+        assert!((r[1].score - 2.0).abs() < 1e-9, "one node: QC 1 + 1/1");
+        // Augmenting paths: {a: q0,q1; b: q0} matches both, whichever a tries first.
+        let (qs, _) = matching(&[0, 1], 2, &[m(1, &[0, 1]), m(2, &[0])], 2, &[0, 1], &[0.5, 0.5]);
+        assert_eq!(qs, vec![0, 1]);
     }
 }

@@ -169,7 +169,9 @@ fn query_vectors(index: &Index, enc: &Encoder, q: &Icfg, line_map: &[u32]) -> Re
             continue;
         }
         let text = if node.kind == NodeKind::Entry { q.functions[node.function as usize].meta.name.clone() } else { node.text.clone() };
-        nodes.push(QueryNode { id: nodes.len(), kind: node.kind.name().into(), lines: (map(node.lines.0.max(1)), map(node.lines.1.max(1))), text });
+        // ENTRY spans the whole procedure; its own line is the header.
+        let last = if node.kind == NodeKind::Entry { node.lines.0 } else { node.lines.1 };
+        nodes.push(QueryNode { id: nodes.len(), kind: node.kind.name().into(), lines: (map(node.lines.0.max(1)), map(last.max(1))), text });
         index.meta.features.search_vector(&rows[n.index() * width..(n.index() + 1) * width], hidden, &mut out);
     }
     Ok(QueryVectors { nodes, rows: out })
@@ -272,12 +274,11 @@ pub fn natural_fragments(index: &mut Index, enc: &Encoder, query: &str, opts: &S
 }
 
 fn fragments(index: &mut Index, qv: QueryVectors, opts: &SearchOptions, mode: &str, embed_ms: f64, t0: Instant) -> Result<SearchResult, SearchError> {
-    let dim = index.meta.features.dim(index.meta.hidden);
     let t1 = Instant::now();
     // Each query node takes at most 1/200 of the corpus: on a small index a fixed k=100
     // would match every loop header and assignment, and generic nodes would cover the query.
     let k = opts.k.min((index.node_ids.len() / KEEP_PER).max(MIN_K));
-    let hits = vectors::search(&mut index.nodes, &qv.rows, dim, k)?;
+    let hits = index.search_nodes(&qv.rows, k)?;
     let knn_ms = ms(t1);
 
     let t2 = Instant::now();
