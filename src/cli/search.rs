@@ -39,11 +39,11 @@ pub struct IndexArgs {
     /// Ingredients of node vectors: any of text, graph, math.
     #[arg(long, default_value = "text,graph,math")]
     features: String,
-    /// FAISS factory string for the node index (default: `PCA128,Flat`, exact, up to
-    /// --flat-max nodes; `PCA128,IVF…,SQ8` above).
+    /// FAISS factory string for the node index, over vectors projected to 128 dimensions
+    /// (default: `SQ8`, every vector compared, up to --flat-max nodes; `IVF…,PQ32np` above).
     #[arg(long)]
     faiss: Option<String>,
-    /// Largest index searched exactly (nodes; functions likewise).
+    /// Largest node index where every vector is compared.
     #[arg(long, default_value_t = 50_000)]
     flat_max: usize,
     /// Rebuild even when no file changed.

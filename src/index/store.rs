@@ -13,7 +13,7 @@ CREATE TABLE files(id INTEGER PRIMARY KEY, path TEXT NOT NULL, hash TEXT NOT NUL
                    lines INTEGER NOT NULL, bytes INTEGER NOT NULL);
 CREATE TABLE functions(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, name TEXT NOT NULL, qualified TEXT NOT NULL,
                    start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, entry INTEGER NOT NULL);
-CREATE TABLE nodes(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, function INTEGER NOT NULL, kind INTEGER NOT NULL,
+CREATE TABLE nodes(id INTEGER PRIMARY KEY, function INTEGER NOT NULL, kind INTEGER NOT NULL,
                    start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, text TEXT NOT NULL);
 CREATE TABLE edges(src INTEGER NOT NULL, dst INTEGER NOT NULL, kind INTEGER NOT NULL, PRIMARY KEY(src, dst, kind)) WITHOUT ROWID;
 CREATE TABLE node_kinds(id INTEGER PRIMARY KEY, name TEXT NOT NULL);
@@ -93,10 +93,11 @@ impl Store {
             for (i, k) in EdgeKind::ALL.iter().enumerate() {
                 st.execute(params![i as i64, k.name()]).map_err(db)?;
             }
-            let mut st = tx.prepare("INSERT INTO nodes VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)").map_err(db)?;
+            // A node's file is its function's.
+            let mut st = tx.prepare("INSERT INTO nodes VALUES (?1, ?2, ?3, ?4, ?5, ?6)").map_err(db)?;
             for n in icfg.graph.node_indices() {
                 let w = &icfg.graph[n];
-                st.execute(params![n.index() as i64, w.file, w.function, node_kind_code(w.kind), w.lines.0, w.lines.1, w.text]).map_err(db)?;
+                st.execute(params![n.index() as i64, w.function, node_kind_code(w.kind), w.lines.0, w.lines.1, w.text]).map_err(db)?;
             }
             let mut st = tx.prepare("INSERT OR IGNORE INTO edges VALUES (?1, ?2, ?3)").map_err(db)?;
             for e in icfg.graph.edge_references() {
@@ -152,7 +153,9 @@ impl Store {
 
     pub fn node(&self, id: u32) -> Result<NodeRow, IndexError> {
         self.conn
-            .prepare_cached("SELECT id, file, function, kind, start_line, end_line, text FROM nodes WHERE id = ?1")
+            .prepare_cached(
+                "SELECT n.id, f.file, n.function, n.kind, n.start_line, n.end_line, n.text FROM nodes n JOIN functions f ON f.id = n.function WHERE n.id = ?1",
+            )
             .map_err(db)?
             .query_row([id], |r| {
                 Ok(NodeRow {
