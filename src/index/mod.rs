@@ -383,7 +383,7 @@ pub fn build(
     let nodes_index = if vectors::projects(ids.len()) {
         let p = Projection::fit(&search_rows, dim, vectors::PCA_DIM)?;
         p.write(&tmp.join("nodes.pca"))?;
-        vectors::build(&node_factory, p.d_out, &p.apply(&search_rows))?
+        vectors::build(&node_factory, p.d_out, &p.apply(&search_rows)?)?
     } else {
         vectors::build(&node_factory, dim, &search_rows)?
     };
@@ -572,7 +572,7 @@ impl Index {
     /// The `k` nearest indexed nodes (vector numbers, see `node_ids`) of each search vector.
     pub fn search_nodes(&mut self, rows: &[f32], k: usize) -> Result<Vec<Vec<(u64, f32)>>, IndexError> {
         match &self.projection {
-            Some(p) => vectors::search(&mut self.nodes, &p.apply(rows), p.d_out, k),
+            Some(p) => vectors::search(&mut self.nodes, &p.apply(rows)?, p.d_out, k),
             None => vectors::search(&mut self.nodes, rows, self.meta.features.dim(self.meta.hidden), k),
         }
     }

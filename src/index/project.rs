@@ -51,7 +51,7 @@ impl Projection {
     }
 
     /// Projects row-major `data` (`d_in` wide) to `d_out` wide rows.
-    pub fn apply(&self, data: &[f32]) -> Vec<f32> {
+    pub fn apply(&self, data: &[f32]) -> Result<Vec<f32>, IndexError> {
         let n = data.len() / self.d_in.max(1);
         let mut out = Vec::with_capacity(n * self.d_out);
         let (d_in, d_out) = (self.d_in as i64, self.d_out as i64);
@@ -61,9 +61,9 @@ impl Projection {
         for block in data[..n * self.d_in].chunks(65_536 * self.d_in) {
             let rows = (block.len() / self.d_in) as i64;
             let y = tch::no_grad(|| (Tensor::from_slice(block).view([rows, d_in]) - &mean).mm(&a));
-            out.extend(Vec::<f32>::try_from(&y.flatten(0, -1)).unwrap_or_else(|_| vec![0.0; (rows * d_out) as usize]));
+            out.extend(Vec::<f32>::try_from(&y.flatten(0, -1)).map_err(|e| IndexError::Faiss(format!("projection: {e}")))?);
         }
-        out
+        Ok(out)
     }
 
     pub fn to_bytes(&self) -> Vec<u8> {
@@ -116,8 +116,8 @@ mod tests {
         let dir = &p.rows;
         assert!((dir[0].abs() - std::f32::consts::FRAC_1_SQRT_2).abs() < 1e-3 && (dir[1].abs() - std::f32::consts::FRAC_1_SQRT_2).abs() < 1e-3 && dir[2].abs() < 1e-3, "{dir:?}");
         // The centre projects to zero; the projection is the coordinate along the line.
-        assert!(p.apply(&[5.0, 0.0, 2.0])[0].abs() < 1e-4);
-        assert!((p.apply(&[6.0, 1.0, 2.0])[0].abs() - 2f32.sqrt()).abs() < 1e-4);
+        assert!(p.apply(&[5.0, 0.0, 2.0]).unwrap()[0].abs() < 1e-4);
+        assert!((p.apply(&[6.0, 1.0, 2.0]).unwrap()[0].abs() - 2f32.sqrt()).abs() < 1e-4);
         let q = Projection::from_bytes(&p.to_bytes()).unwrap();
         assert_eq!(p, q);
         let b = p.to_bytes();
