@@ -335,7 +335,7 @@ fn train_cmd(
     let dir = encoder_dir.unwrap_or_else(Encoder::default_dir);
     let mut enc = Encoder::load_with(&dir, EncoderOptions { threads: Some(threads), ..EncoderOptions::default() })
         .context("loading the text encoder")?;
-    let cache = Encoder::default_cache_path(enc.identity());
+    let cache = enc.default_cache_path();
     enc.attach_cache(&cache).with_context(|| format!("opening the vector cache {}", cache.display()))?;
     let cfg = FitConfig {
         corpora,
@@ -462,7 +462,7 @@ fn bench_parse(walk: Walk, repeat: u32) -> Result<()> {
 }
 
 fn bench_encoder(n: usize, threads: Option<usize>, dir: Option<PathBuf>, batch_tokens: Option<usize>, repeat: u32) -> Result<()> {
-    use beryl::features::{count_source, synth, Encoder, EncoderOptions};
+    use beryl::features::{count_source, synth, Encoder, EncoderOptions, Precision};
     let n = n.max(1);
     let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
     let dir = dir.unwrap_or_else(Encoder::default_dir);
@@ -508,6 +508,29 @@ fn bench_encoder(n: usize, threads: Option<usize>, dir: Option<PathBuf>, batch_t
         println!("  cache hits     {:>10.1} texts/s  ({:.0}x baseline)", rate(hits), single / hits);
     }
     let _ = std::fs::remove_file(&tmp);
+
+    // bf16 linear layers against f32 (the baseline), batched, with the worst cosine between them.
+    let load = |precision: Precision| Encoder::load_with(&dir, EncoderOptions { precision, ..opts.clone() });
+    let (f32e, bf16e) = (load(Precision::F32)?, load(Precision::Bf16)?);
+    println!("precision      batched, linear layers in bf16 against f32 (default here: {:?})", enc.precision());
+    for (name, texts) in &sizes {
+        let refs: Vec<&str> = texts.iter().map(|s| s.as_str()).collect();
+        let mut out = Vec::new();
+        let mut secs = Vec::new();
+        for e in [&f32e, &bf16e] {
+            e.encode_uncached(&refs[..1], 1)?;
+            let t = Instant::now();
+            out.push(e.encode_uncached(&refs, opts.max_batch)?);
+            secs.push(t.elapsed().as_secs_f64());
+        }
+        let worst = out[0].iter().zip(&out[1]).map(|(a, b)| beryl::features::encoder::cosine(a, b)).fold(1f32, f32::min);
+        println!(
+            "  {name:<12} f32 {:>8.1} texts/s (baseline)  bf16 {:>8.1} texts/s ({:.2}x)  min cosine {worst:.5}",
+            refs.len() as f64 / secs[0],
+            refs.len() as f64 / secs[1],
+            secs[0] / secs[1]
+        );
+    }
 
     // Math-operator counts parse each statement; they must stay far cheaper than encoding.
     let stmts = synth::statements(5000, 3);

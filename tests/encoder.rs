@@ -1,7 +1,7 @@
 //! The text encoder against reference embeddings, batching, the vector cache.
 
 use beryl::features::encoder::{cosine, MAX_TOKENS};
-use beryl::features::{Encoder, EncoderOptions, FeatureError, DIM};
+use beryl::features::{Encoder, EncoderOptions, FeatureError, Precision, DIM};
 use std::path::PathBuf;
 
 const REFERENCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/encoder-reference.json");
@@ -31,24 +31,50 @@ fn reference() -> (Vec<String>, Vec<Vec<f32>>) {
     (texts, embs)
 }
 
+/// Both precisions against the sentence-transformers reference vectors.
 #[test]
 fn matches_reference_embeddings() {
-    let enc = load(None);
-    assert!(enc.identity().is_reference(), "{:?}", enc.identity());
     let (texts, want) = reference();
     assert_eq!(texts.len(), 16);
     let refs: Vec<&str> = texts.iter().map(|s| s.as_str()).collect();
-    let got = enc.encode(&refs).unwrap();
-    let mut min = f32::INFINITY;
-    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-        assert_eq!(w.len(), DIM);
-        let c = cosine(g, w);
-        min = min.min(c);
-        assert!(c >= 0.999, "text {i} {:?}: cosine {c}", texts[i]);
-        let norm: f32 = g.iter().map(|x| x * x).sum::<f32>().sqrt();
-        assert!((norm - 1.0).abs() < 1e-4, "text {i} norm {norm}");
+    for precision in [Precision::F32, Precision::Bf16] {
+        let enc = Encoder::load_with(&Encoder::default_dir(), EncoderOptions { precision, ..options(None) }).unwrap();
+        assert!(enc.identity().is_reference(), "{:?}", enc.identity());
+        let got = enc.encode(&refs).unwrap();
+        let mut min = f32::INFINITY;
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert_eq!(w.len(), DIM);
+            let c = cosine(g, w);
+            min = min.min(c);
+            let floor = if precision == Precision::F32 { 0.99999 } else { 0.999 };
+            assert!(c >= floor, "{precision:?} text {i} {:?}: cosine {c}", texts[i]);
+            let norm: f32 = g.iter().map(|x| x * x).sum::<f32>().sqrt();
+            assert!((norm - 1.0).abs() < 1e-4, "text {i} norm {norm}");
+        }
+        eprintln!("{precision:?}: min cosine to the reference over {} texts: {min:.6}", texts.len());
     }
-    eprintln!("min cosine to the reference over {} texts: {min:.6}", texts.len());
+}
+
+/// A bf16 vector in the cache must never answer an f32 encoder, nor the other way round.
+#[test]
+fn precisions_keep_separate_cache_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v.bin");
+    let text = ["for (i = 0; i < n; i++) s += a[i];"];
+    let mut bf = Encoder::load_with(&Encoder::default_dir(), EncoderOptions { precision: Precision::Bf16, ..options(None) }).unwrap();
+    bf.attach_cache(&path).unwrap();
+    bf.encode(&text).unwrap();
+    assert_eq!(bf.stats().encoded, 1);
+    drop(bf);
+    let mut f = Encoder::load_with(&Encoder::default_dir(), EncoderOptions { precision: Precision::F32, ..options(None) }).unwrap();
+    // The header names the key space: the f32 encoder starts the file afresh instead of reading it.
+    f.attach_cache(&path).unwrap();
+    f.encode(&text).unwrap();
+    assert_eq!((f.stats().cache_hits, f.stats().encoded), (0, 1), "an f32 encoder took a bf16 vector from the cache");
+    assert_ne!(
+        Encoder::load_with(&Encoder::default_dir(), EncoderOptions { precision: Precision::Bf16, ..options(None) }).unwrap().default_cache_path(),
+        Encoder::load_with(&Encoder::default_dir(), EncoderOptions { precision: Precision::F32, ..options(None) }).unwrap().default_cache_path()
+    );
 }
 
 #[test]

@@ -179,7 +179,7 @@ fn real_run_on_java_string_similarity() {
     let corpus_root = cache_dir().join("corpora");
     assert!(root.starts_with(&corpus_root), "{}", root.display());
     let mut enc = Encoder::load_with(&Encoder::default_dir(), EncoderOptions { threads: Some(2), ..Default::default() }).unwrap();
-    let cache = Encoder::default_cache_path(enc.identity());
+    let cache = enc.default_cache_path();
     enc.attach_cache(&cache).unwrap();
     let work = tempfile::tempdir().unwrap();
     let methods = vec![Method::Name, Method::Cb, Method::Beryl];

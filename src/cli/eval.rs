@@ -82,7 +82,7 @@ fn load_encoder(a: &EncoderArgs) -> Result<Encoder> {
     let mut enc = Encoder::load_with(&dir, EncoderOptions { threads, ..Default::default() })
         .with_context(|| format!("loading the text encoder from {}", dir.display()))?;
     if !a.no_cache {
-        let path = Encoder::default_cache_path(enc.identity());
+        let path = enc.default_cache_path();
         enc.attach_cache(&path).with_context(|| format!("opening the text-vector cache {}", path.display()))?;
     }
     Ok(enc)

@@ -255,7 +255,7 @@ pub fn bench_index(a: BenchIndexArgs) -> Result<()> {
         &Encoder::default_dir(),
         EncoderOptions { threads: Some(a.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))), ..Default::default() },
     )?;
-    let cache = if a.warm { Encoder::default_cache_path(enc.identity()) } else { scratch.join("text-vectors.bin") };
+    let cache = if a.warm { enc.default_cache_path() } else { scratch.join("text-vectors.bin") };
     enc.attach_cache(&cache)?;
 
     let t = Instant::now();

@@ -76,6 +76,9 @@ struct Layer {
 
 pub struct Bert {
     cfg: BertConfig,
+    /// Linear layers run in bfloat16 (weights stored so): about twice as fast on CPUs with
+    /// native bf16 dot products; embeddings, attention, layer norms and pooling stay f32.
+    bf16: bool,
     word: Tensor,
     pos: Tensor,
     token_type0: Tensor,
@@ -123,7 +126,7 @@ fn read_safetensors(bytes: &[u8], path: &Path) -> Result<HashMap<String, Tensor>
 impl Bert {
     /// Builds the model from the bytes of `model.safetensors` (read once by the caller,
     /// which also hashes them).
-    pub fn from_bytes(cfg: BertConfig, bytes: &[u8], path: &Path) -> Result<Bert, FeatureError> {
+    pub fn from_bytes(cfg: BertConfig, bytes: &[u8], path: &Path, bf16: bool) -> Result<Bert, FeatureError> {
         let mut w = read_safetensors(bytes, path)?;
         let path: PathBuf = path.into();
         let h = cfg.hidden_size;
@@ -168,8 +171,24 @@ impl Bert {
                 ln2_b: t("output.LayerNorm.bias", &[h])?,
             });
         }
+        if bf16 {
+            for l in &mut layers {
+                for w in [&mut l.qkv_w, &mut l.attn_out_w, &mut l.inter_w, &mut l.out_w] {
+                    *w = w.f_to_kind(Kind::BFloat16)?;
+                }
+            }
+        }
         let token_type0 = types.get(0);
-        Ok(Bert { cfg, word, pos, token_type0, ln_w, ln_b, layers })
+        Ok(Bert { cfg, bf16, word, pos, token_type0, ln_w, ln_b, layers })
+    }
+
+    /// `x · wᵀ + b`, in bf16 when the weights are, with an f32 result.
+    fn linear(&self, x: &Tensor, w: &Tensor, b: &Tensor) -> Result<Tensor, FeatureError> {
+        if self.bf16 {
+            Ok(x.f_to_kind(Kind::BFloat16)?.f_linear::<&Tensor>(w, None)?.f_to_kind(Kind::Float)? + b)
+        } else {
+            Ok(x.f_linear(w, Some(b))?)
+        }
     }
 
     /// Sentence vectors of one padded batch: `ids` and `mask` are [batch, len] (mask 1 on
@@ -193,14 +212,14 @@ impl Bert {
         let bias = ((maskf.ones_like() - &maskf) * -1e9f64).f_view([b, 1, 1, len])?;
         let hd = h / heads;
         for l in &self.layers {
-            let qkv = x.f_linear(&l.qkv_w, Some(&l.qkv_b))?.f_view([b, len, 3, heads, hd])?.f_permute([2, 0, 3, 1, 4])?;
+            let qkv = self.linear(&x, &l.qkv_w, &l.qkv_b)?.f_view([b, len, 3, heads, hd])?.f_permute([2, 0, 3, 1, 4])?;
             let (q, k, v) = (qkv.get(0), qkv.get(1), qkv.get(2));
             let ctx = Tensor::f_scaled_dot_product_attention(&q, &k, &v, Some(&bias), 0.0, false, None, false)?;
             let ctx = ctx.f_transpose(1, 2)?.f_reshape([b, len, h])?;
-            let a = ctx.f_linear(&l.attn_out_w, Some(&l.attn_out_b))? + &x;
+            let a = self.linear(&ctx, &l.attn_out_w, &l.attn_out_b)? + &x;
             let a = a.f_layer_norm([h], Some(&l.ln1_w), Some(&l.ln1_b), eps, false)?;
-            let i = a.f_linear(&l.inter_w, Some(&l.inter_b))?.f_gelu("none")?;
-            let o = i.f_linear(&l.out_w, Some(&l.out_b))? + &a;
+            let i = self.linear(&a, &l.inter_w, &l.inter_b)?.f_gelu("none")?;
+            let o = self.linear(&i, &l.out_w, &l.out_b)? + &a;
             x = o.f_layer_norm([h], Some(&l.ln2_w), Some(&l.ln2_b), eps, false)?;
         }
         let m = maskf.f_unsqueeze(-1)?;

@@ -8,7 +8,7 @@ pub mod encoder;
 pub mod math;
 pub mod synth;
 
-pub use encoder::{Encoder, EncoderIdentity, EncoderOptions, EncoderStats, TextVec, DIM};
+pub use encoder::{Encoder, EncoderIdentity, EncoderOptions, EncoderStats, Precision, TextVec, DIM};
 pub use math::{count_pcode, count_source, count_tree, Family, OpCounts};
 
 use std::path::PathBuf;
