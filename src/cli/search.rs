@@ -186,7 +186,11 @@ pub fn search_cmd(a: SearchArgs) -> Result<()> {
         (None, Some(q)) => (q.clone(), PathBuf::from("<query>")),
         (None, None) => bail!("give a natural-language QUERY or --pseudo FILE"),
     };
-    let enc = encoder(a.threads)?;
+    // A query has a handful of texts: encoding them costs milliseconds, while opening the
+    // persistent vector cache of a large corpus reads it whole (about 1 GB for 2.7 M lines).
+    let threads = a.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let enc = Encoder::load_with(&Encoder::default_dir(), EncoderOptions { threads: Some(threads), ..Default::default() })
+        .context("loading the text encoder")?;
     let mut idx = Index::open(&a.index, &enc, a.model.as_deref(), a.nprobe)?;
     let opts = SearchOptions { top: a.top.max(1), k: a.k.max(1), radius: a.radius, ..SearchOptions::default() };
     let r = if a.pseudo.is_some() {
