@@ -19,10 +19,13 @@ pub fn default_model() -> PathBuf {
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("models/default"))
 }
 
+fn all_cores(threads: Option<usize>) -> usize {
+    threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 /// The text encoder with its persistent vector cache.
 pub fn encoder(threads: Option<usize>) -> Result<Encoder> {
-    let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
-    Encoder::load_cached(Some(threads)).context("loading the text encoder and its vector cache")
+    Encoder::load_cached(Some(all_cores(threads))).context("loading the text encoder and its vector cache")
 }
 
 #[derive(clap::Args)]
@@ -188,8 +191,7 @@ pub fn search_cmd(a: SearchArgs) -> Result<()> {
     };
     // A query has a handful of texts: encoding them costs milliseconds, while opening the
     // persistent vector cache of a large corpus reads it whole (about 1 GB for 2.7 M lines).
-    let threads = a.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let enc = Encoder::load_with(&Encoder::default_dir(), EncoderOptions { threads: Some(threads), ..Default::default() })
+    let enc = Encoder::load_with(&Encoder::default_dir(), EncoderOptions { threads: Some(all_cores(a.threads)), ..Default::default() })
         .context("loading the text encoder")?;
     let mut idx = Index::open(&a.index, &enc, a.model.as_deref(), a.nprobe)?;
     let opts = SearchOptions { top: a.top.max(1), k: a.k.max(1), radius: a.radius, ..SearchOptions::default() };
@@ -257,7 +259,7 @@ pub fn bench_index(a: BenchIndexArgs) -> Result<()> {
     let roots = vec![src.clone()];
     let mut enc = Encoder::load_with(
         &Encoder::default_dir(),
-        EncoderOptions { threads: Some(a.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))), ..Default::default() },
+        EncoderOptions { threads: Some(all_cores(a.threads)), ..Default::default() },
     )?;
     let cache = if a.warm { enc.default_cache_path() } else { scratch.join("text-vectors.bin") };
     enc.attach_cache(&cache)?;
