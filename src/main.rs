@@ -333,7 +333,7 @@ fn train_cmd(
         LangSel::Java => (vec![Lang::Java], "java"),
         LangSel::Mixed => (vec![], "mixed"),
     };
-    let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let threads = cli::search::all_cores(threads);
     let dir = encoder_dir.unwrap_or_else(Encoder::default_dir);
     let mut enc = Encoder::load_with(&dir, EncoderOptions { threads: Some(threads), ..EncoderOptions::default() })
         .context("loading the text encoder")?;
@@ -466,7 +466,7 @@ fn bench_parse(walk: Walk, repeat: u32) -> Result<()> {
 fn bench_encoder(n: usize, threads: Option<usize>, dir: Option<PathBuf>, batch_tokens: Option<usize>, repeat: u32) -> Result<()> {
     use beryl::features::{count_source, synth, Encoder, EncoderOptions, Precision};
     let n = n.max(1);
-    let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let threads = cli::search::all_cores(threads);
     let dir = dir.unwrap_or_else(Encoder::default_dir);
     let mut opts = EncoderOptions { threads: Some(threads), ..Default::default() };
     if let Some(b) = batch_tokens {

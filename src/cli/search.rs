@@ -19,7 +19,8 @@ pub fn default_model() -> PathBuf {
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("models/default"))
 }
 
-fn all_cores(threads: Option<usize>) -> usize {
+/// `threads`, else every core.
+pub fn all_cores(threads: Option<usize>) -> usize {
     threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
