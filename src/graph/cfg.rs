@@ -67,6 +67,7 @@ impl FnCfg {
             lines,
             text: String::new(),
             calls: Vec::new(),
+            parent: None,
         };
         FnCfg {
             nodes: vec![mk(NodeKind::Entry), mk(NodeKind::Exit)],

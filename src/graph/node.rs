@@ -183,6 +183,10 @@ pub struct Node {
     /// Source text with whitespace runs collapsed to one space.
     pub text: String,
     pub calls: Vec<CallRef>,
+    /// The loop head, condition or switch whose body holds this node (a local id in the
+    /// function's CFG, as `FnCfg` numbers them); `None` at the top level of the body.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<u32>,
 }
 
 /// Collapses every whitespace run to one space and trims the ends.

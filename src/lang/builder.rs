@@ -43,6 +43,8 @@ pub struct Builder<'a> {
     gotos: Vec<(LocalId, String)>,
     /// A label written before the next loop/switch/block (Java labelled statements).
     pending_label: Option<String>,
+    /// Enclosing loop heads, conditions and switches: the nesting tree of the body.
+    nest: Vec<LocalId>,
 }
 
 impl<'a> Builder<'a> {
@@ -58,6 +60,7 @@ impl<'a> Builder<'a> {
             labels: HashMap::new(),
             gotos: Vec::new(),
             pending_label: None,
+            nest: Vec::new(),
         }
     }
 
@@ -95,7 +98,16 @@ impl<'a> Builder<'a> {
             lines,
             text,
             calls,
+            parent: self.nest.last().copied(),
         })
+    }
+
+    /// Runs `f` with `head` as the parent of the nodes it adds.
+    fn nested<R>(&mut self, head: LocalId, f: impl FnOnce(&mut Self) -> R) -> R {
+        self.nest.push(head);
+        let r = f(self);
+        self.nest.pop();
+        r
     }
 
     /// Adds a node of `kind` spanning `n`, with calls collected from `calls_in`.
@@ -265,7 +277,7 @@ impl<'a> Builder<'a> {
         let c = self.node(NodeKind::Condition, strip_parens(cond), cond);
         self.connect(&fr, c);
         let mut out = match n.child_by_field_name("consequence") {
-            Some(b) => self.stmt(b, vec![(c, EdgeKind::True)]),
+            Some(b) => self.nested(c, |s| s.stmt(b, vec![(c, EdgeKind::True)])),
             None => vec![(c, EdgeKind::True)],
         };
         match n.child_by_field_name("alternative") {
@@ -278,8 +290,11 @@ impl<'a> Builder<'a> {
                 };
                 if alt.kind() == "else_clause" {
                     out.push((c, EdgeKind::False));
-                } else {
+                } else if alt.kind() == "if_statement" {
+                    // else-if: a sibling of the first test in the nesting tree.
                     out.extend(self.stmt(alt, vec![(c, EdgeKind::False)]));
+                } else {
+                    out.extend(self.nested(c, |s| s.stmt(alt, vec![(c, EdgeKind::False)])));
                 }
             }
             None => out.push((c, EdgeKind::False)),
@@ -310,7 +325,7 @@ impl<'a> Builder<'a> {
         let cond = n.child_by_field_name("condition").unwrap_or(n);
         let h = self.node(NodeKind::LoopHead, strip_parens(cond), cond);
         self.connect(&fr, h);
-        let (end, breaks) = self.loop_body(n.child_by_field_name("body"), h, label, vec![(h, EdgeKind::True)]);
+        let (end, breaks) = self.nested(h, |s| s.loop_body(n.child_by_field_name("body"), h, label, vec![(h, EdgeKind::True)]));
         self.connect_back(&end, h);
         Self::loop_exits(Some(h), breaks)
     }
@@ -321,7 +336,7 @@ impl<'a> Builder<'a> {
         // The test's true edge re-enters the body: it is the loop's back edge.
         let mut entry = fr;
         entry.push((h, EdgeKind::Back));
-        let (end, breaks) = self.loop_body(n.child_by_field_name("body"), h, label, entry);
+        let (end, breaks) = self.nested(h, |s| s.loop_body(n.child_by_field_name("body"), h, label, entry));
         self.connect(&end, h);
         Self::loop_exits(Some(h), breaks)
     }
@@ -346,6 +361,7 @@ impl<'a> Builder<'a> {
             None => self.marker(NodeKind::LoopHead, n, "for"),
         };
         self.connect(&fr, h);
+        self.nest.push(h);
         let updates: Vec<_> = n.children_by_field_name("update", &mut n.walk()).collect();
         let upd = if updates.is_empty() {
             None
@@ -363,6 +379,7 @@ impl<'a> Builder<'a> {
         };
         let cont = upd.unwrap_or(h);
         let (end, breaks) = self.loop_body(n.child_by_field_name("body"), cont, label, vec![(h, EdgeKind::True)]);
+        self.nest.pop();
         match upd {
             Some(u) => {
                 self.connect(&end, u);
@@ -393,7 +410,7 @@ impl<'a> Builder<'a> {
             None => self.marker(NodeKind::LoopHead, n, "for"),
         };
         self.connect(&fr, h);
-        let (end, breaks) = self.loop_body(body, h, label, vec![(h, EdgeKind::True)]);
+        let (end, breaks) = self.nested(h, |s| s.loop_body(body, h, label, vec![(h, EdgeKind::True)]));
         self.connect_back(&end, h);
         Self::loop_exits(Some(h), breaks)
     }
@@ -402,6 +419,7 @@ impl<'a> Builder<'a> {
         let cond = n.child_by_field_name("condition").unwrap_or(n);
         let s = self.node(NodeKind::Switch, strip_parens(cond), cond);
         self.connect(&fr, s);
+        self.nest.push(s);
         self.targets.push(Target { label, continue_to: None, breaks: Vec::new() });
         let mut fall: Frontier = Vec::new();
         let mut has_default = false;
@@ -446,6 +464,7 @@ impl<'a> Builder<'a> {
             }
         }
         out.extend(fall);
+        self.nest.pop();
         if !has_default {
             out.push((s, EdgeKind::False));
         }

@@ -52,6 +52,7 @@ pub fn build_graphs(src: &str, prog: &Program, file: u32) -> Vec<ProcGraph> {
                 names: &names,
                 file,
                 function,
+                nest: Vec::new(),
             };
             let (_, out) = b.stmts(&p.body, vec![(crate::graph::ENTRY, EdgeKind::Seq)]);
             b.connect(&out, EXIT);
@@ -103,6 +104,8 @@ struct Builder<'a> {
     names: &'a [String],
     file: u32,
     function: u32,
+    /// Enclosing loop heads and conditions: the nesting tree of the procedure.
+    nest: Vec<LocalId>,
 }
 
 impl Builder<'_> {
@@ -116,6 +119,7 @@ impl Builder<'_> {
             lines: self.lines.span(span),
             text: normalize_ws(&text),
             calls,
+            parent: self.nest.last().copied(),
         })
     }
 
@@ -185,9 +189,17 @@ impl Builder<'_> {
                 until,
                 until_span,
             } => {
+                // The body comes first in the text; the `until` test is its loop head.
+                let start = self.cfg.nodes.len();
                 let (first, out) = self.stmts(body, preds.clone());
                 let calls = test_calls(until, self.names);
                 let u = self.node(NodeKind::LoopHead, *until_span, until.render(), calls);
+                let outer = self.nest.last().copied();
+                for n in &mut self.cfg.nodes[start..u as usize] {
+                    if n.parent == outer {
+                        n.parent = Some(u);
+                    }
+                }
                 self.connect(&out, u);
                 self.cfg.edge(u, first.unwrap_or(u), EdgeKind::Back);
                 (first.unwrap_or(u), vec![(u, EdgeKind::False)])
@@ -211,7 +223,9 @@ impl Builder<'_> {
     /// A pre-tested loop with head `h`.
     fn looping(&mut self, h: LocalId, body: &[Stmt], preds: &Frontier) -> (LocalId, Frontier) {
         self.connect(preds, h);
+        self.nest.push(h);
         let (_, out) = self.stmts(body, vec![(h, EdgeKind::True)]);
+        self.nest.pop();
         for (n, _) in out {
             self.cfg.edge(n, h, EdgeKind::Back);
         }
@@ -232,13 +246,22 @@ impl Builder<'_> {
             let c = self.node(NodeKind::Condition, arm.head, arm.test.render(), calls);
             entry.get_or_insert(c);
             self.connect(&pending, c);
+            self.nest.push(c);
             let (_, out) = self.stmts(&arm.body, vec![(c, EdgeKind::True)]);
+            self.nest.pop();
             outs.extend(out);
             pending = vec![(c, EdgeKind::False)];
         }
         match otherwise {
             Some(body) => {
-                let (_, out) = self.stmts(body, pending);
+                // `else` belongs to the last test, as in source code.
+                if let Some(&(last, _)) = pending.first() {
+                    self.nest.push(last);
+                }
+                let (_, out) = self.stmts(body, pending.clone());
+                if !pending.is_empty() {
+                    self.nest.pop();
+                }
                 outs.extend(out);
             }
             None => outs.extend(pending),

@@ -1,0 +1,436 @@
+//! How well a query's nesting tree sits inside a candidate's: an ordered tree alignment.
+//!
+//! A query node may map to a code node of a compatible role (loop to loop, statement to
+//! statement, ...); the children of mapped nodes are aligned in order (Needleman–Wunsch
+//! with free gaps), and a query node may also map anywhere below a code node, at a small
+//! cost per level skipped, so extra wrapping in real code (`if (n > 0) { for … }`) does not
+//! break the match. The query's top level may align with the top level of the function or
+//! with the body of any one code node: that node is the tightest region holding the match.
+//!
+//! A mapped pair scores its role compatibility times the similarity of what the two nodes
+//! compute (operator families, array-index shape). The score is normalized by the
+//! query's own weight, so 1 means every query node found a perfect partner in order.
+//! No name, no identifier and no literal takes part.
+
+use super::{Role, Shape, Subscripts};
+
+/// Cost of matching one level deeper than the structure says.
+const DECAY: f32 = 0.9;
+
+/// A node of an alignment tree: a shape node, possibly from an inlined callee.
+#[derive(Clone, Debug)]
+pub struct TreeNode {
+    pub role: Role,
+    pub ops: [u8; 7],
+    pub sub: Subscripts,
+    pub children: Vec<u32>,
+    /// (function or procedure id, node index in its shape).
+    pub origin: (u32, u16),
+    /// Calls between this tree's root function and this node (0 in the root itself).
+    pub inline_depth: u8,
+}
+
+/// Nodes are stored parents first: every child has a larger id than its parent.
+#[derive(Clone, Debug, Default)]
+pub struct Tree {
+    pub nodes: Vec<TreeNode>,
+    pub top: Vec<u32>,
+}
+
+impl Tree {
+    /// The tree of function `root`, with the bodies of its resolved callees hung under the
+    /// calling node down to `depth` calls (no function twice on one path), at most `max`
+    /// nodes in all. `get(f)` gives the shape of function `f`.
+    pub fn build(root: u32, get: &dyn Fn(u32) -> Option<Shape>, depth: u8, max: usize) -> Tree {
+        let mut t = Tree::default();
+        let mut path = vec![root];
+        if let Some(s) = get(root) {
+            t.top = t.add(root, &s, get, 0, depth, max, &mut path);
+        }
+        t
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn add(&mut self, fid: u32, s: &Shape, get: &dyn Fn(u32) -> Option<Shape>, level: u8, depth: u8, max: usize, path: &mut Vec<u32>) -> Vec<u32> {
+        let first = self.nodes.len() as u32;
+        let room = max.saturating_sub(self.nodes.len()).min(s.nodes.len());
+        let mut top = Vec::new();
+        for (k, n) in s.nodes.iter().take(room).enumerate() {
+            let id = first + k as u32;
+            self.nodes.push(TreeNode { role: n.role, ops: n.ops, sub: n.sub, children: Vec::new(), origin: (fid, k as u16), inline_depth: level });
+            if n.parent == super::TOP || n.parent as usize >= room {
+                top.push(id);
+            } else {
+                self.nodes[(first + n.parent as u32) as usize].children.push(id);
+            }
+        }
+        if level < depth {
+            for &(k, g) in &s.callees {
+                if (k as usize) >= room || path.contains(&g) || self.nodes.len() >= max {
+                    continue;
+                }
+                let Some(cs) = get(g) else { continue };
+                path.push(g);
+                let sub_top = self.add(g, &cs, get, level + 1, depth, max, path);
+                path.pop();
+                self.nodes[(first + k as u32) as usize].children.extend(sub_top);
+            }
+        }
+        top
+    }
+
+    /// Sum of node weights: the score of a perfect self-alignment.
+    pub fn weight(&self) -> f32 {
+        self.nodes.iter().map(|n| weight(n.role)).sum()
+    }
+}
+
+pub fn weight(r: Role) -> f32 {
+    match r {
+        Role::Loop => 2.0,
+        Role::Branch => 1.5,
+        Role::Statement => 1.0,
+        Role::Return | Role::Text => 0.5,
+        Role::Jump => 0.3,
+    }
+}
+
+/// How far a query node of role `q` may stand for a code node of role `c`.
+pub fn compat(q: Role, c: Role) -> f32 {
+    use Role::*;
+    match (q, c) {
+        (Loop, Loop) | (Branch, Branch) | (Statement, Statement) | (Return, Return) => 1.0,
+        (Jump, Jump) => 0.8,
+        (Statement, Return) | (Return, Statement) | (Text, Statement) => 0.5,
+        (Jump, Return) | (Return, Jump) => 0.4,
+        (Loop, Branch) | (Branch, Loop) | (Text, Return) => 0.3,
+        (Text, Branch) | (Text, Loop) => 0.2,
+        _ => 0.0,
+    }
+}
+
+fn ops_similarity(a: &[u8; 7], b: &[u8; 7]) -> f32 {
+    let ta: u32 = a.iter().map(|&x| x as u32).sum();
+    let tb: u32 = b.iter().map(|&x| x as u32).sum();
+    match (ta, tb) {
+        (0, 0) => 0.6,
+        (0, _) | (_, 0) => 0.15,
+        _ => {
+            let (mut dot, mut na, mut nb) = (0f32, 0f32, 0f32);
+            for i in 0..7 {
+                let (x, y) = ((a[i] as f32).ln_1p(), (b[i] as f32).ln_1p());
+                dot += x * y;
+                na += x * x;
+                nb += y * y;
+            }
+            dot / (na.sqrt() * nb.sqrt())
+        }
+    }
+}
+
+fn subscript_similarity(a: Subscripts, b: Subscripts) -> f32 {
+    let (a, b) = (a.to_bytes(), b.to_bytes());
+    let (mut diff, mut most) = (0f32, 0f32);
+    for i in 0..5 {
+        let (x, y) = (a[i].min(4) as f32, b[i].min(4) as f32);
+        // Two-dimensional access and chaining say the most about an algorithm.
+        let w = if i == 1 || i == 2 { 2.0 } else { 1.0 };
+        diff += w * (x - y).abs();
+        most += w * x.max(y);
+    }
+    if most == 0.0 {
+        1.0
+    } else {
+        1.0 - diff / most
+    }
+}
+
+/// Similarity in [0, 1] of query node `q` standing for code node `c`.
+pub fn similarity(q: &TreeNode, c: &TreeNode) -> f32 {
+    let k = compat(q.role, c.role);
+    if k == 0.0 {
+        return 0.0;
+    }
+    if q.role == Role::Text {
+        return k * 0.5;
+    }
+    let ops = ops_similarity(&q.ops, &c.ops);
+    let content = if q.sub.any() || c.sub.any() { 0.6 * ops + 0.4 * subscript_similarity(q.sub, c.sub) } else { ops };
+    let base = match q.role {
+        Role::Loop | Role::Branch => 0.5,
+        _ => 0.25,
+    };
+    k * (base + (1.0 - base) * content)
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Alignment {
+    /// Aligned weight over the query's weight, in [0, 1].
+    pub score: f32,
+    /// (query node, code node, similarity) of every mapped pair.
+    pub pairs: Vec<(u32, u32, f32)>,
+    /// The code node whose body holds the query's top level; `None` for the whole function.
+    pub region: Option<u32>,
+}
+
+struct Tables<'a> {
+    q: &'a Tree,
+    c: &'a Tree,
+    /// Best score of query node i mapped at or below code node j.
+    best: Vec<f32>,
+    /// Where `best` came from: -1 for j itself, else the child of j it descends to.
+    from: Vec<i32>,
+    scratch: Vec<f32>,
+}
+
+impl Tables<'_> {
+    fn at(&self, i: u32, j: u32) -> usize {
+        i as usize * self.c.nodes.len() + j as usize
+    }
+
+    /// Ordered alignment of two child lists with free gaps: the summed `best` of the pairs.
+    fn seq(&mut self, qs: &[u32], cs: &[u32]) -> f32 {
+        if qs.is_empty() || cs.is_empty() {
+            return 0.0;
+        }
+        let w = cs.len() + 1;
+        self.scratch.clear();
+        self.scratch.resize((qs.len() + 1) * w, 0.0);
+        for (a, &qi) in qs.iter().enumerate() {
+            for (b, &cj) in cs.iter().enumerate() {
+                let m = self.scratch[a * w + b] + self.best[self.at(qi, cj)];
+                let v = m.max(self.scratch[a * w + b + 1]).max(self.scratch[(a + 1) * w + b]);
+                self.scratch[(a + 1) * w + b + 1] = v;
+            }
+        }
+        self.scratch[qs.len() * w + cs.len()]
+    }
+
+    /// The pairs of [`Tables::seq`]'s best alignment.
+    fn seq_pairs(&mut self, qs: &[u32], cs: &[u32]) -> Vec<(u32, u32)> {
+        if qs.is_empty() || cs.is_empty() {
+            return Vec::new();
+        }
+        self.seq(qs, cs);
+        let w = cs.len() + 1;
+        let t = self.scratch.clone();
+        let (mut a, mut b) = (qs.len(), cs.len());
+        let mut out = Vec::new();
+        while a > 0 && b > 0 {
+            let here = t[a * w + b];
+            if here == t[(a - 1) * w + b] {
+                a -= 1;
+            } else if here == t[a * w + b - 1] {
+                b -= 1;
+            } else {
+                out.push((qs[a - 1], cs[b - 1]));
+                a -= 1;
+                b -= 1;
+            }
+        }
+        out.reverse();
+        out
+    }
+
+    fn trace(&mut self, i: u32, j: u32, out: &mut Vec<(u32, u32, f32)>) {
+        let mut j = j;
+        loop {
+            let f = self.from[self.at(i, j)];
+            if f < 0 {
+                break;
+            }
+            j = f as u32;
+        }
+        if self.best[self.at(i, j)] <= 0.0 {
+            return;
+        }
+        out.push((i, j, similarity(&self.q.nodes[i as usize], &self.c.nodes[j as usize])));
+        let (qk, ck) = (self.q.nodes[i as usize].children.clone(), self.c.nodes[j as usize].children.clone());
+        for (a, b) in self.seq_pairs(&qk, &ck) {
+            self.trace(a, b, out);
+        }
+    }
+}
+
+/// Aligns query tree `q` into code tree `c`.
+pub fn align(q: &Tree, c: &Tree) -> Alignment {
+    let total = q.weight();
+    if q.nodes.is_empty() || c.nodes.is_empty() || total <= 0.0 {
+        return Alignment::default();
+    }
+    let n = q.nodes.len() * c.nodes.len();
+    let mut t = Tables { q, c, best: vec![0.0; n], from: vec![-1; n], scratch: Vec::new() };
+    // Children have larger ids than parents: reverse order visits them first.
+    for i in (0..q.nodes.len() as u32).rev() {
+        let qn = &q.nodes[i as usize];
+        for j in (0..c.nodes.len() as u32).rev() {
+            let cn = &c.nodes[j as usize];
+            let s = similarity(qn, cn);
+            let own = if s > 0.0 { weight(qn.role) * s + t.seq(&qn.children, &cn.children) } else { 0.0 };
+            let mut best = own;
+            let mut from = -1;
+            for &k in &cn.children {
+                let v = DECAY * t.best[t.at(i, k)];
+                if v > best {
+                    best = v;
+                    from = k as i32;
+                }
+            }
+            let at = t.at(i, j);
+            t.best[at] = best;
+            t.from[at] = if own > 0.0 || from >= 0 { from } else { -1 };
+        }
+    }
+    let mut score = t.seq(&q.top, &c.top);
+    let mut region = None;
+    for j in 0..c.nodes.len() as u32 {
+        if c.nodes[j as usize].children.is_empty() {
+            continue;
+        }
+        let kids = c.nodes[j as usize].children.clone();
+        let v = DECAY * t.seq(&q.top, &kids);
+        if v > score {
+            score = v;
+            region = Some(j);
+        }
+    }
+    let top_c = match region {
+        Some(j) => c.nodes[j as usize].children.clone(),
+        None => c.top.clone(),
+    };
+    let mut pairs = Vec::new();
+    for (a, b) in t.seq_pairs(&q.top, &top_c) {
+        t.trace(a, b, &mut pairs);
+    }
+    Alignment { score: (score / total).clamp(0.0, 1.0), pairs, region }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{ShapeNode, TOP};
+    use super::*;
+
+    /// A shape from (role, parent, ops, subscripts) rows.
+    fn shape(rows: &[(Role, u16, [u8; 7], &str)]) -> Shape {
+        let nodes = rows
+            .iter()
+            .enumerate()
+            .map(|(k, &(role, parent, ops, sub))| ShapeNode {
+                role,
+                parent,
+                ops,
+                sub: super::super::subscript::scan(sub),
+                calls: 0,
+                lines: (k as u32 + 1, k as u32 + 1),
+            })
+            .collect();
+        Shape { nodes, callees: Vec::new(), recursive: false, lines: (1, rows.len() as u32) }
+    }
+
+    fn tree(s: &Shape) -> Tree {
+        let s = s.clone();
+        Tree::build(0, &move |_| Some(s.clone()), 0, 1000)
+    }
+
+    const REL: [u8; 7] = [0, 0, 0, 0, 0, 0, 1];
+    const ADD: [u8; 7] = [1, 0, 0, 0, 0, 0, 0];
+    const NONE: [u8; 7] = [0; 7];
+
+    /// Floyd–Warshall: three nested loops around a chained 2-D min.
+    fn triple_loop() -> Shape {
+        shape(&[
+            (Role::Loop, TOP, REL, "k <= n"),
+            (Role::Loop, 0, REL, "i <= n"),
+            (Role::Loop, 1, REL, "j <= n"),
+            (Role::Statement, 2, [1, 0, 4, 0, 0, 0, 0], "d[i][j] = min(d[i][j], d[i][k] + d[k][j])"),
+        ])
+    }
+
+    #[test]
+    fn same_nesting_scores_high() {
+        let q = triple_loop();
+        // Real code: a declaration first, the test split into an if, an extra guard.
+        let code = shape(&[
+            (Role::Statement, TOP, NONE, "int n = g->n"),
+            (Role::Branch, TOP, REL, "n > 0"),
+            (Role::Loop, 1, [1, 0, 0, 0, 0, 0, 1], "k < n"),
+            (Role::Loop, 2, [1, 0, 0, 0, 0, 0, 1], "i < n"),
+            (Role::Loop, 3, [1, 0, 0, 0, 0, 0, 1], "j < n"),
+            (Role::Branch, 4, [1, 0, 3, 0, 0, 0, 1], "d[i][k] + d[k][j] < d[i][j]"),
+            (Role::Statement, 5, [1, 0, 3, 0, 0, 0, 0], "d[i][j] = d[i][k] + d[k][j]"),
+        ]);
+        let a = align(&tree(&q), &tree(&code));
+        assert!(a.score > 0.75, "{a:?}");
+        // Every query node found a partner, loops on loops.
+        assert_eq!(a.pairs.len(), 4, "{a:?}");
+        for &(qi, cj, _) in &a.pairs {
+            assert_eq!(tree(&q).nodes[qi as usize].role, tree(&code).nodes[cj as usize].role);
+        }
+        // Self-alignment is perfect.
+        assert!((align(&tree(&q), &tree(&q)).score - 1.0).abs() < 1e-5);
+    }
+
+    #[test]
+    fn different_nesting_scores_low() {
+        let q = triple_loop();
+        // Flat code: one loop, branches and additions, no 2-D access.
+        let flat = shape(&[
+            (Role::Statement, TOP, ADD, "s = s + 1"),
+            (Role::Loop, TOP, REL, "i < n"),
+            (Role::Branch, 1, REL, "x > 0"),
+            (Role::Statement, 2, ADD, "s += x"),
+            (Role::Return, TOP, NONE, "return s"),
+        ]);
+        let low = align(&tree(&q), &tree(&flat)).score;
+        let good = align(&tree(&q), &tree(&triple_loop())).score;
+        assert!(low < 0.5, "{low}");
+        assert!(good - low > 0.4, "{good} vs {low}");
+        // A triple loop adding matrices (no chain, no min) lies in between.
+        let add = shape(&[
+            (Role::Loop, TOP, REL, "i < n"),
+            (Role::Loop, 0, REL, "j < n"),
+            (Role::Loop, 1, REL, "k < n"),
+            (Role::Statement, 2, [1, 0, 3, 0, 0, 0, 0], "c[i][j] = a[i][j] + b[i][j]"),
+        ]);
+        let mid = align(&tree(&q), &tree(&add)).score;
+        assert!(low < mid && mid < good, "{low} {mid} {good}");
+    }
+
+    #[test]
+    fn region_is_the_body_that_holds_the_match() {
+        let q = shape(&[(Role::Loop, TOP, REL, "i < n"), (Role::Statement, 0, ADD, "s += a[i]"), (Role::Return, TOP, NONE, "return s")]);
+        let code = shape(&[
+            (Role::Loop, TOP, REL, "t < T"),
+            (Role::Statement, 0, NONE, "s = 0"),
+            (Role::Loop, 0, REL, "i < n"),
+            (Role::Statement, 2, ADD, "s += a[i]"),
+            (Role::Return, 0, NONE, "return s"),
+        ]);
+        let a = align(&tree(&q), &tree(&code));
+        assert_eq!(a.region, Some(0), "{a:?}");
+        assert!(a.score > 0.8);
+    }
+
+    #[test]
+    fn callees_hang_under_calls() {
+        let caller = Shape { callees: vec![(1, 1)], ..shape(&[(Role::Loop, TOP, REL, "i < n"), (Role::Statement, 0, NONE, "relax(u, v)")]) };
+        let callee = shape(&[(Role::Branch, TOP, [1, 0, 0, 0, 0, 0, 1], "d[v] > d[u] + w"), (Role::Statement, 0, ADD, "d[v] = d[u] + w")]);
+        let get = move |f: u32| Some(if f == 0 { caller.clone() } else { callee.clone() });
+        let flat = Tree::build(0, &get, 0, 100);
+        let deep = Tree::build(0, &get, 2, 100);
+        assert_eq!((flat.nodes.len(), deep.nodes.len()), (2, 4));
+        assert_eq!(deep.nodes[2].origin, (1, 0));
+        assert_eq!(deep.nodes[1].children, vec![2]);
+        let q = shape(&[
+            (Role::Loop, TOP, REL, "i < n"),
+            (Role::Statement, 0, NONE, "RELAX(u, v)"),
+        ]);
+        let qt = Tree { nodes: Vec::new(), top: Vec::new() };
+        assert_eq!(align(&qt, &deep).score, 0.0);
+        let qs = Shape { callees: vec![(1, 1)], ..q };
+        let qcallee = shape(&[(Role::Branch, TOP, [1, 0, 0, 0, 0, 0, 1], "v.d > u.d + w"), (Role::Statement, 0, ADD, "v.d = u.d + w")]);
+        let qget = move |f: u32| Some(if f == 0 { qs.clone() } else { qcallee.clone() });
+        let qdeep = Tree::build(0, &qget, 2, 100);
+        assert!(align(&qdeep, &deep).score > align(&qdeep, &flat).score + 0.2);
+    }
+}

@@ -1,0 +1,290 @@
+//! The shape of code, with no names in it: each function's nesting tree of loops and
+//! branches, and for every statement what it computes (math-operator families,
+//! array-index shape, calls). Source functions and pseudocode procedures get the same
+//! shapes, so [`align`] can score how well a query's control flow sits inside a
+//! candidate's, whatever either calls its variables.
+
+pub mod align;
+pub mod store;
+pub mod subscript;
+
+use crate::features::{count_pcode, count_source, OpCounts};
+use crate::graph::{Icfg, Lang, NodeKind};
+use petgraph::graph::NodeIndex;
+use std::collections::HashMap;
+pub use subscript::Subscripts;
+
+/// Most nodes kept of one function (the rest of a huge generated function adds nothing).
+pub const MAX_NODES: usize = 3000;
+/// "No parent": a node at the top level of its function.
+pub const TOP: u16 = u16::MAX;
+
+/// What a node is in the nesting tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Role {
+    Loop = 0,
+    Branch = 1,
+    Statement = 2,
+    Return = 3,
+    Jump = 4,
+    /// English in pseudocode: says what happens, not how.
+    Text = 5,
+}
+
+impl Role {
+    pub fn of(kind: NodeKind) -> Option<Role> {
+        Some(match kind {
+            NodeKind::LoopHead => Role::Loop,
+            NodeKind::Condition | NodeKind::Switch | NodeKind::Case => Role::Branch,
+            NodeKind::Statement | NodeKind::Declaration | NodeKind::Math | NodeKind::Call => Role::Statement,
+            NodeKind::Return => Role::Return,
+            NodeKind::Break | NodeKind::Continue | NodeKind::Goto | NodeKind::Throw => Role::Jump,
+            NodeKind::Text => Role::Text,
+            _ => return None,
+        })
+    }
+
+    pub fn from_u8(b: u8) -> Option<Role> {
+        [Role::Loop, Role::Branch, Role::Statement, Role::Return, Role::Jump, Role::Text].get(b as usize).copied()
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Loop => "loop",
+            Role::Branch => "branch",
+            Role::Statement => "statement",
+            Role::Return => "return",
+            Role::Jump => "jump",
+            Role::Text => "text",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShapeNode {
+    pub role: Role,
+    /// Index of the enclosing loop or branch in [`Shape::nodes`], or [`TOP`].
+    pub parent: u16,
+    /// Operator counts per family (saturating), in `OpCounts` order.
+    pub ops: [u8; 7],
+    pub sub: Subscripts,
+    /// Calls written in the node.
+    pub calls: u8,
+    /// Absolute first and last line.
+    pub lines: (u32, u32),
+}
+
+/// One function (or pseudocode procedure): its nodes in text order, parents first.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Shape {
+    pub nodes: Vec<ShapeNode>,
+    /// Calls that resolved to functions of the corpus: (node, callee function).
+    pub callees: Vec<(u16, u32)>,
+    /// The function calls itself.
+    pub recursive: bool,
+    pub lines: (u32, u32),
+}
+
+fn sat(n: u32) -> u8 {
+    n.min(255) as u8
+}
+
+/// Operator counts of a node as the index's embedding counts them.
+pub fn node_ops(lang: Lang, kind: NodeKind, text: &str) -> OpCounts {
+    match lang {
+        Lang::Pcode => match kind {
+            NodeKind::Math | NodeKind::Return | NodeKind::Call => count_pcode(text, false),
+            NodeKind::Condition | NodeKind::LoopHead => count_pcode(text, true),
+            _ => OpCounts::default(),
+        },
+        l => match kind {
+            NodeKind::Entry | NodeKind::Exit => OpCounts::default(),
+            _ => count_source(l, text),
+        },
+    }
+}
+
+impl Shape {
+    /// The shape of function `f` of `icfg`. `ops(node)` gives a node's operator counts
+    /// (the index passes the counts its embedding already made).
+    pub fn of_function(icfg: &Icfg, f: u32, ops: &dyn Fn(NodeIndex) -> OpCounts) -> Shape {
+        let func = &icfg.functions[f as usize];
+        let range = icfg.function_nodes(f);
+        let base = range.start;
+        let mut keep: Vec<usize> = range
+            .filter(|&i| Role::of(icfg.graph[NodeIndex::new(i)].kind).is_some())
+            .collect();
+        // Text order, except that a loop head written after its body (do-while) goes
+        // before it: parents precede their children.
+        let mut key: HashMap<usize, i64> = keep.iter().map(|&i| (i, 2 * icfg.graph[NodeIndex::new(i)].bytes.0 as i64)).collect();
+        for &i in &keep {
+            let (mut bound, mut cur) = (key[&i], i);
+            while let Some(p) = icfg.graph[NodeIndex::new(cur)].parent.map(|p| base + p as usize) {
+                let Some(k) = key.get_mut(&p) else { break };
+                if *k < bound {
+                    break;
+                }
+                *k = bound - 1;
+                bound = *k;
+                cur = p;
+            }
+        }
+        keep.sort_by_key(|&i| (key[&i], i));
+        keep.truncate(MAX_NODES);
+        let pos: HashMap<usize, u16> = keep.iter().enumerate().map(|(k, &i)| (i, k as u16)).collect();
+        let mut nodes = Vec::with_capacity(keep.len());
+        for &i in &keep {
+            let n = &icfg.graph[NodeIndex::new(i)];
+            let c = ops(NodeIndex::new(i));
+            nodes.push(ShapeNode {
+                role: Role::of(n.kind).expect("filtered above"),
+                parent: n.parent.and_then(|p| pos.get(&(base + p as usize)).copied()).unwrap_or(TOP),
+                ops: c.0.map(sat),
+                sub: subscript::scan(&n.text),
+                calls: sat(n.calls.len() as u32),
+                lines: n.lines,
+            });
+        }
+        // Truncation can cut a parent; the tree must stay parents-first.
+        for k in 0..nodes.len() {
+            if nodes[k].parent != TOP && nodes[k].parent as usize >= k {
+                nodes[k].parent = TOP;
+            }
+        }
+        let mut callees = Vec::new();
+        let mut recursive = false;
+        for site in &icfg.calls {
+            let Some(&k) = pos.get(&site.node.index()) else { continue };
+            for &t in &site.targets {
+                if t == f {
+                    recursive = true;
+                } else if !callees.contains(&(k, t)) {
+                    callees.push((k, t));
+                }
+            }
+        }
+        Shape { nodes, callees, recursive, lines: func.meta.lines }
+    }
+
+    /// Shapes of every function of a (small) graph, counting operators from node text:
+    /// pseudocode queries and tests.
+    pub fn all(icfg: &Icfg) -> Vec<Shape> {
+        let ops = |n: NodeIndex| {
+            let w = &icfg.graph[n];
+            node_ops(w.lang, w.kind, &w.text)
+        };
+        (0..icfg.functions.len() as u32).map(|f| Shape::of_function(icfg, f, &ops)).collect()
+    }
+
+    /// Children of each node and the top-level nodes, in text order.
+    pub fn children(&self) -> (Vec<Vec<u16>>, Vec<u16>) {
+        let mut kids = vec![Vec::new(); self.nodes.len()];
+        let mut top = Vec::new();
+        for (k, n) in self.nodes.iter().enumerate() {
+            if n.parent == TOP {
+                top.push(k as u16);
+            } else {
+                kids[n.parent as usize].push(k as u16);
+            }
+        }
+        (kids, top)
+    }
+
+    /// Summary numbers of the whole function (see [`Profile`]).
+    pub fn profile(&self) -> Profile {
+        let mut p = Profile { recursive: self.recursive, ..Profile::default() };
+        let mut depth = vec![0u8; self.nodes.len()];
+        for (k, n) in self.nodes.iter().enumerate() {
+            let d = if n.parent == TOP { 0 } else { depth[n.parent as usize] };
+            depth[k] = d + u8::from(n.role == Role::Loop);
+            match n.role {
+                Role::Loop => {
+                    p.loops += 1;
+                    p.depth = p.depth.max(depth[k]);
+                }
+                Role::Branch => p.branches += 1,
+                Role::Return => p.returns += 1,
+                _ => {}
+            }
+            for (t, &o) in p.ops.iter_mut().zip(&n.ops) {
+                *t += o as u32;
+            }
+            p.sub.add(n.sub);
+            p.calls += n.calls as u32;
+        }
+        p.nodes = self.nodes.len() as u32;
+        p
+    }
+}
+
+/// Whole-function counts, for a cheap first comparison of query and code.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Profile {
+    pub nodes: u32,
+    pub loops: u32,
+    /// Deepest loop nesting (1 for a single loop).
+    pub depth: u8,
+    pub branches: u32,
+    pub returns: u32,
+    pub calls: u32,
+    pub ops: [u32; 7],
+    pub sub: Subscripts,
+    pub recursive: bool,
+}
+
+impl Profile {
+    /// A vector whose cosine compares two profiles: counts on a log scale, so that a long
+    /// function is not far from a short one for its length alone.
+    pub fn vector(&self) -> [f32; 18] {
+        let l = |x: u32| (1.0 + x as f32).ln();
+        let mut v = [0f32; 18];
+        v[0] = 1.5 * l(self.loops);
+        v[1] = 1.5 * self.depth as f32;
+        v[2] = l(self.branches);
+        v[3] = 0.5 * l(self.returns);
+        v[4] = 0.5 * l(self.calls);
+        for i in 0..7 {
+            v[5 + i] = l(self.ops[i]);
+        }
+        let s = self.sub;
+        v[12] = l(s.one as u32);
+        v[13] = 1.5 * l(s.two as u32);
+        v[14] = 2.0 * s.chain.min(1) as f32;
+        v[15] = l(s.offset as u32);
+        v[16] = l(s.nested as u32);
+        v[17] = if self.recursive { 1.5 } else { 0.0 };
+        v
+    }
+
+    pub fn cosine(&self, o: &Profile) -> f32 {
+        let (a, b) = (self.vector(), o.vector());
+        let dot: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+        let na: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
+        let nb: f32 = b.iter().map(|x| x * x).sum::<f32>().sqrt();
+        if na == 0.0 || nb == 0.0 {
+            0.0
+        } else {
+            dot / (na * nb)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FW: &str = "FLOYD-WARSHALL(W, n)\n    $D = W$\n    for $k = 1$ to $n$\n        for $i = 1$ to $n$\n            for $j = 1$ to $n$\n                $D[i][j] = min(D[i][j], D[i][k] + D[k][j])$\n    return $D$\n";
+
+    #[test]
+    fn pcode_nesting_tree() {
+        let q = crate::pcode::icfg(FW, std::path::Path::new("fw.p")).unwrap();
+        let s = &Shape::all(&q)[0];
+        let roles: Vec<Role> = s.nodes.iter().map(|n| n.role).collect();
+        assert_eq!(roles, [Role::Statement, Role::Loop, Role::Loop, Role::Loop, Role::Statement, Role::Return]);
+        let parents: Vec<u16> = s.nodes.iter().map(|n| n.parent).collect();
+        assert_eq!(parents, [TOP, TOP, 1, 2, 3, TOP]);
+        let p = s.profile();
+        assert_eq!((p.loops, p.depth, p.sub.chain), (3, 3, 1));
+    }
+}

@@ -1,0 +1,180 @@
+//! `shapes.bin`: every function's [`Shape`] in one file, read whole and decoded per
+//! function on demand.
+//!
+//! Layout (little-endian): `BRYSHP01`, function count `n` (u32), `n + 1` record offsets
+//! (u64, from the start of the file), then the records. A record: flags (u8, bit 0 =
+//! recursive), node count (u16), callee count (u16), first and last line (u32 each), then
+//! 20 bytes a node (role, parent u16, seven operator counts, five subscript counts, call
+//! count, first and last line as u16 offsets from the function's first line), then 6 bytes
+//! a callee (node u16, function u32).
+
+use super::{Role, Shape, ShapeNode, Subscripts};
+
+const MAGIC: &[u8; 8] = b"BRYSHP01";
+const NODE_BYTES: usize = 20;
+
+pub fn encode(shapes: &[Shape]) -> Vec<u8> {
+    let mut body = Vec::new();
+    let mut offsets = Vec::with_capacity(shapes.len() + 1);
+    let head = 8 + 4 + 8 * (shapes.len() + 1);
+    for s in shapes {
+        offsets.push((head + body.len()) as u64);
+        body.push(u8::from(s.recursive));
+        body.extend((s.nodes.len() as u16).to_le_bytes());
+        let callees: Vec<&(u16, u32)> = s.callees.iter().take(u16::MAX as usize).collect();
+        body.extend((callees.len() as u16).to_le_bytes());
+        body.extend(s.lines.0.to_le_bytes());
+        body.extend(s.lines.1.to_le_bytes());
+        for n in &s.nodes {
+            body.push(n.role as u8);
+            body.extend(n.parent.to_le_bytes());
+            body.extend(n.ops);
+            body.extend(n.sub.to_bytes());
+            body.push(n.calls);
+            let rel = |l: u32| (l.saturating_sub(s.lines.0)).min(u16::MAX as u32) as u16;
+            body.extend(rel(n.lines.0).to_le_bytes());
+            body.extend(rel(n.lines.1).to_le_bytes());
+        }
+        for &&(k, f) in &callees {
+            body.extend(k.to_le_bytes());
+            body.extend(f.to_le_bytes());
+        }
+    }
+    offsets.push((head + body.len()) as u64);
+    let mut out = Vec::with_capacity(head + body.len());
+    out.extend(MAGIC);
+    out.extend((shapes.len() as u32).to_le_bytes());
+    for o in offsets {
+        out.extend(o.to_le_bytes());
+    }
+    out.extend(body);
+    out
+}
+
+/// The whole file in memory; [`Shapes::get`] decodes one function.
+pub struct Shapes {
+    bytes: Vec<u8>,
+    n: usize,
+}
+
+fn u16_at(b: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes([b[at], b[at + 1]])
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+impl Shapes {
+    /// Checks the header and every record's bounds, so that [`Shapes::get`] cannot fail.
+    pub fn from_bytes(bytes: Vec<u8>) -> Result<Shapes, String> {
+        if bytes.len() < 12 || &bytes[..8] != MAGIC {
+            return Err("not a shapes file".into());
+        }
+        let n = u32_at(&bytes, 8) as usize;
+        let head = 12 + 8 * (n + 1);
+        if bytes.len() < head {
+            return Err("shapes file truncated".into());
+        }
+        let off = |i: usize| u64::from_le_bytes(bytes[12 + 8 * i..20 + 8 * i].try_into().expect("8 bytes")) as usize;
+        for i in 0..n {
+            let (a, b) = (off(i), off(i + 1));
+            if a < head || b < a || b > bytes.len() || b - a < 13 {
+                return Err(format!("shapes file: record {i} out of bounds"));
+            }
+            let (nodes, callees) = (u16_at(&bytes, a + 1) as usize, u16_at(&bytes, a + 3) as usize);
+            if 13 + nodes * NODE_BYTES + callees * 6 != b - a {
+                return Err(format!("shapes file: record {i} has the wrong size"));
+            }
+            for k in 0..nodes {
+                let at = a + 13 + k * NODE_BYTES;
+                let parent = u16_at(&bytes, at + 1);
+                if Role::from_u8(bytes[at]).is_none() || (parent != super::TOP && parent as usize >= k) {
+                    return Err(format!("shapes file: record {i} node {k} is damaged"));
+                }
+            }
+        }
+        if off(n) != bytes.len() {
+            return Err("shapes file: trailing bytes".into());
+        }
+        Ok(Shapes { bytes, n })
+    }
+
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    fn offset(&self, i: usize) -> usize {
+        u64::from_le_bytes(self.bytes[12 + 8 * i..20 + 8 * i].try_into().expect("8 bytes")) as usize
+    }
+
+    /// Shape of function `f`; `None` past the end.
+    pub fn get(&self, f: u32) -> Option<Shape> {
+        let f = f as usize;
+        if f >= self.n {
+            return None;
+        }
+        let b = &self.bytes;
+        let a = self.offset(f);
+        let recursive = b[a] & 1 == 1;
+        let (nodes, callees) = (u16_at(b, a + 1) as usize, u16_at(b, a + 3) as usize);
+        let lines = (u32_at(b, a + 5), u32_at(b, a + 9));
+        let mut s = Shape { nodes: Vec::with_capacity(nodes), callees: Vec::with_capacity(callees), recursive, lines };
+        for k in 0..nodes {
+            let at = a + 13 + k * NODE_BYTES;
+            let mut ops = [0u8; 7];
+            ops.copy_from_slice(&b[at + 3..at + 10]);
+            let mut sub = [0u8; 5];
+            sub.copy_from_slice(&b[at + 10..at + 15]);
+            s.nodes.push(ShapeNode {
+                role: Role::from_u8(b[at]).unwrap_or(Role::Statement),
+                parent: u16_at(b, at + 1),
+                ops,
+                sub: Subscripts::from_bytes(sub),
+                calls: b[at + 15],
+                lines: (lines.0 + u16_at(b, at + 16) as u32, lines.0 + u16_at(b, at + 18) as u32),
+            });
+        }
+        let c0 = a + 13 + nodes * NODE_BYTES;
+        for i in 0..callees {
+            s.callees.push((u16_at(b, c0 + 6 * i), u32_at(b, c0 + 6 * i + 2)));
+        }
+        Some(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_damage() {
+        let src = "int f(int *a, int n) { int s = 0; for (int i = 0; i < n; i++) { if (a[i] > 0) s += a[i]; } return g(s); }\nint g(int x) { return x; }\n";
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.c"), src).unwrap();
+        let c = crate::corpus::load(&[dir.path().to_path_buf()], &crate::corpus::WalkOptions::default());
+        let shapes = Shape::all(&c.icfg);
+        assert_eq!(shapes.len(), 2);
+        let f = &shapes[0];
+        let roles: Vec<Role> = f.nodes.iter().map(|n| n.role).collect();
+        // s = 0; i = 0; i < n; i++ and the if inside the loop; the return at the top.
+        assert_eq!(roles, [Role::Statement, Role::Statement, Role::Loop, Role::Statement, Role::Branch, Role::Statement, Role::Return]);
+        assert_eq!(f.nodes[4].parent, 2);
+        assert_eq!(f.nodes[5].parent, 4);
+        assert_eq!(f.callees, vec![(6, 1)]);
+        let bytes = encode(&shapes);
+        let back = Shapes::from_bytes(bytes.clone()).unwrap();
+        assert_eq!(back.len(), 2);
+        assert_eq!(back.get(0).as_ref(), Some(f));
+        assert_eq!(back.get(2), None);
+        assert!(Shapes::from_bytes(bytes[..bytes.len() - 3].to_vec()).is_err());
+        assert!(Shapes::from_bytes(b"garbage".to_vec()).is_err());
+        let mut bad = bytes.clone();
+        bad[12] = 0xff;
+        assert!(Shapes::from_bytes(bad).is_err());
+    }
+}
