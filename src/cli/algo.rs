@@ -1,6 +1,6 @@
 //! `beryl eval algo`: the algorithm-location benchmark (Beryllium paper, Tables 1–5).
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use beryl::eval::algo::{self, AlgoReport, Method, QueryForm, RunConfig, Setting, Truth};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -23,9 +23,24 @@ pub struct AlgoArgs {
     /// Projects to evaluate, comma-separated truth names (default: all of them).
     #[arg(long, value_delimiter = ',')]
     projects: Vec<String>,
-    /// Methods, comma-separated (default: beryl,cb+g,cb,bm25,name).
-    #[arg(long, value_enum, value_delimiter = ',')]
+    /// Methods, comma-separated (default: hybrid, beryllium, dense, bm25f, pname, the bm25
+    /// and name baselines, and the hybrid with each signal taken out).
+    #[arg(long, value_enum, value_delimiter = ',', allow_hyphen_values = true)]
     methods: Vec<Method>,
+    /// Index anonymized copies of the corpora (neutral identifiers, comments removed, same
+    /// lines): names cannot carry the result.
+    #[arg(long)]
+    renamed: bool,
+    /// Rank hybrid candidates with these scorer weights instead of cross-validating.
+    #[arg(long)]
+    ranker: Option<PathBuf>,
+    /// Folds of the cross-validation by algorithm.
+    #[arg(long, default_value_t = 6)]
+    folds: usize,
+    /// Write the hybrid candidate pools (signals and hit labels, JSON lines) here, for
+    /// `beryl eval fit-ranker`.
+    #[arg(long)]
+    pools_out: Option<PathBuf>,
     /// Query files searched by the embedding methods: `.p` (p-code) or `.txt` (converted).
     #[arg(long, value_enum, default_value = "p")]
     query_form: QueryForm,
@@ -46,7 +61,11 @@ pub struct AlgoArgs {
 pub fn run(a: AlgoArgs) -> Result<()> {
     let truth = Truth::load(&a.truth)?;
     anyhow::ensure!(a.queries.is_dir(), "{}: no such query folder", a.queries.display());
-    let methods = if a.methods.is_empty() { Method::ALL.to_vec() } else { a.methods.clone() };
+    let methods = if a.methods.is_empty() { Method::DEFAULT.to_vec() } else { a.methods.clone() };
+    let ranker = match &a.ranker {
+        Some(p) => Some(beryl::search::ranker::Ranker::load(p)?),
+        None => None,
+    };
     let enc = if methods.iter().any(|m| m.features().is_some()) { Some(crate::cli::search::encoder(a.threads)?) } else { None };
     let cache = beryl::corpus::fetch::cache_dir();
     let cfg = RunConfig {
@@ -61,8 +80,15 @@ pub fn run(a: AlgoArgs) -> Result<()> {
         encoder: enc.as_ref(),
         model_dir: a.model.clone().unwrap_or_else(crate::cli::search::default_model),
         progress: true,
+        renamed: a.renamed,
+        ranker,
+        folds: a.folds,
     };
     let report = algo::run(&cfg)?;
+    if let Some(p) = &a.pools_out {
+        beryl::eval::pool::write_pools(p, &report.pools).with_context(|| format!("writing {}", p.display()))?;
+        eprintln!("wrote {} candidate pools to {}", report.pools.len(), p.display());
+    }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -88,7 +114,8 @@ pub fn text(r: &AlgoReport, truth_path: &Path) -> String {
         QueryForm::P => ".p (p-code)",
         QueryForm::Txt => ".txt (plain pseudocode, converted)",
     };
-    s += &format!("Algorithm location, setting: {setting}\n");
+    s += &format!("Algorithm location, setting: {setting}{}\n", if r.renamed { ", renamed identifiers (anonymized corpora)" } else { "" });
+    s += &format!("hybrid scorer: {}\n", r.ranker);
     s += &format!("truth {}; queries {form}; bm25 always reads the .txt; top {}\n", truth_path.display(), algo::MAX_RANK);
     for g in &r.groups {
         s += &format!("  group {} ({}): {}\n", g.name, g.language, g.projects.join(", "));
@@ -98,7 +125,7 @@ pub fn text(r: &AlgoReport, truth_path: &Path) -> String {
     let gw = r.rows.iter().map(|x| x.group.len()).max().unwrap_or(5).max(5);
     let mut h = format!("{:<aw$}  {:<gw$}  {:<5}", "algorithm", if r.setting == Setting::One { "project" } else { "group" }, "lang");
     for m in &r.methods {
-        h += &format!(" {:>6}", m.name());
+        h += &format!(" {:>10}", m.name());
     }
     s += &format!("{h}\n");
     let mut rows: Vec<_> = r.rows.iter().collect();
@@ -106,7 +133,7 @@ pub fn text(r: &AlgoReport, truth_path: &Path) -> String {
     for row in &rows {
         let mut line = format!("{:<aw$}  {:<gw$}  {:<5}", row.algorithm, row.group, row.language);
         for rk in &row.ranks {
-            line += &format!(" {:>6}", rank_cell(*rk));
+            line += &format!(" {:>10}", rank_cell(*rk));
         }
         s += &format!("{line}\n");
     }
@@ -115,7 +142,7 @@ pub fn text(r: &AlgoReport, truth_path: &Path) -> String {
         s += "\nPer algorithm (mean of 1/F-rank over the projects that implement it; n = projects)\n";
         let mut h = format!("{:<aw$}  {:<5} {:>3}", "algorithm", "lang", "n");
         for m in &r.methods {
-            h += &format!(" {:>6}", m.name());
+            h += &format!(" {:>10}", m.name());
         }
         s += &format!("{h}\n");
         let mut per: BTreeMap<(&str, &str), Vec<&algo::Row>> = BTreeMap::new();
@@ -126,7 +153,7 @@ pub fn text(r: &AlgoReport, truth_path: &Path) -> String {
             let mut line = format!("{a:<aw$}  {l:<5} {:>3}", rs.len());
             for mi in 0..r.methods.len() {
                 let v = rs.iter().map(|x| algo::reciprocal(x.ranks.get(mi).copied().flatten())).sum::<f64>() / rs.len() as f64;
-                line += &format!(" {v:>6.3}");
+                line += &format!(" {v:>10.3}");
             }
             s += &format!("{line}\n");
         }
@@ -134,12 +161,12 @@ pub fn text(r: &AlgoReport, truth_path: &Path) -> String {
     s += "\nSummary (MRR and hit@k: mean over algorithms";
     s += if r.setting == Setting::One { " of the mean over each algorithm's projects)\n" } else { ")\n" };
     s += &format!(
-        "{:<6} {:<6} {:>5} {:>5} {:>7} {:>7} {:>7} {:>7}   {:>9}\n",
+        "{:<6} {:<10} {:>5} {:>5} {:>7} {:>7} {:>7} {:>7}   {:>9}\n",
         "scope", "method", "algs", "rows", "MRR", "hit@1", "hit@10", "hit@25", "MRR-ovl*"
     );
     for x in &r.summary {
         s += &format!(
-            "{:<6} {:<6} {:>5} {:>5} {:>7.3} {:>7.3} {:>7.3} {:>7.3}   {:>9.3}\n",
+            "{:<6} {:<10} {:>5} {:>5} {:>7.3} {:>7.3} {:>7.3} {:>7.3}   {:>9.3}\n",
             x.scope,
             x.method.name(),
             x.algorithms,
@@ -175,4 +202,81 @@ pub fn text(r: &AlgoReport, truth_path: &Path) -> String {
     }
     s += &format!("total {:.0} s\n", r.seconds);
     s
+}
+
+#[derive(clap::Args)]
+pub struct FitArgs {
+    /// Candidate pools written by `beryl eval algo --pools-out`.
+    #[arg(long = "pools", required = true, num_args = 1..)]
+    pools: Vec<PathBuf>,
+    /// Output folder: weights.json and manifest.json.
+    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/models/ranker"))]
+    out: PathBuf,
+    /// Folds of the cross-validation reported in the manifest.
+    #[arg(long, default_value_t = 6)]
+    folds: usize,
+}
+
+/// Fits the shipped hybrid scorer on every pool, after a cross-validation by algorithm
+/// whose figures go into the manifest.
+pub fn fit(a: FitArgs) -> Result<()> {
+    use beryl::eval::pool::{self, Variant};
+    let mut pools = Vec::new();
+    for p in &a.pools {
+        pools.extend(pool::read_pools(p).map_err(anyhow::Error::msg)?);
+    }
+    anyhow::ensure!(!pools.is_empty(), "no candidate pools in {:?}", a.pools);
+    let folds = pool::folds(&pools, a.folds);
+    let v = Variant { without: None };
+    let cv = pool::mrr(&pools, &pool::cross_validated(&pools, v, &folds, None));
+    let refs: Vec<&pool::Pool> = pools.iter().collect();
+    let r = pool::fit(&refs, v);
+    let fitted = pool::mrr(&pools, &pool::cross_validated(&pools, v, &folds, Some(&r)));
+    std::fs::create_dir_all(&a.out)?;
+    r.save(&a.out.join("weights.json"))?;
+    let mut settings: Vec<&str> = pools.iter().map(|p| p.setting.as_str()).collect();
+    settings.sort();
+    settings.dedup();
+    let algorithms: std::collections::BTreeSet<&str> = pools.iter().map(|p| p.algorithm.as_str()).collect();
+    let manifest = serde_json::json!({
+        "model": "logistic regression over the hybrid candidate signals (src/search/ranker.rs)",
+        "features": beryl::search::ranker::FEATURES,
+        "l2": pool::L2,
+        "data": {
+            "pools": a.pools,
+            "settings": settings,
+            "queries": pools.len(),
+            "algorithms": algorithms.len(),
+            "candidates": pools.iter().map(|p| p.cands.len()).sum::<usize>(),
+            "positives": pools.iter().map(|p| p.cands.iter().filter(|c| c.hit).count()).sum::<usize>(),
+        },
+        "folds": folds,
+        "pool_mrr": { "cross_validated_by_algorithm": cv, "fitted_on_all (optimistic)": fitted },
+        "date": chrono_date(),
+        "command": format!("beryl eval fit-ranker --pools {}", a.pools.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" ")),
+    });
+    std::fs::write(a.out.join("manifest.json"), serde_json::to_string_pretty(&manifest)?)?;
+    println!(
+        "{} pools, {} algorithms: pool MRR cross-validated by algorithm {cv:.3} (fitted on all: {fitted:.3}); wrote {}",
+        pools.len(),
+        algorithms.len(),
+        a.out.display()
+    );
+    Ok(())
+}
+
+/// Today's date (UTC) as YYYY-MM-DD, from the system clock.
+fn chrono_date() -> String {
+    let days = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() / 86_400) as i64;
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
 }

@@ -21,6 +21,9 @@ pub enum EvalCmd {
     /// Algorithm-location benchmark (Beryllium Tables 1–5): pseudocode queries against
     /// real projects; F-rank per algorithm, MRR and hit@1/10/25 per method.
     Algo(crate::cli::algo::AlgoArgs),
+    /// Fit the hybrid search scorer on candidate pools of `eval algo --pools-out`
+    /// (writes models/ranker/weights.json and manifest.json).
+    FitRanker(crate::cli::algo::FitArgs),
 }
 
 #[derive(clap::Args)]
@@ -73,6 +76,7 @@ pub fn run(cmd: EvalCmd) -> Result<()> {
         EvalCmd::Clarc(a) => run_clarc(a),
         EvalCmd::Gecs(a) => run_gecs(a),
         EvalCmd::Algo(a) => crate::cli::algo::run(a),
+        EvalCmd::FitRanker(a) => crate::cli::algo::fit(a),
     }
 }
 

@@ -6,6 +6,8 @@ use beryl::features::{Encoder, EncoderOptions};
 use beryl::index::{self, FeatureSet, Index, IndexOptions};
 use beryl::pcode::Classifier;
 use beryl::report;
+use beryl::search::hybrid::Method;
+use beryl::search::ranker::Ranker;
 use beryl::search::{self, SearchOptions};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::{IsTerminal, Read};
@@ -159,6 +161,13 @@ pub struct SearchArgs {
     /// Natural language: match sentences to code nodes and group them, like pseudocode.
     #[arg(long)]
     fragments: bool,
+    /// Pseudocode search method: hybrid (every signal, learned scorer), beryllium (the
+    /// paper's node matching and grouping), bm25, name, dense.
+    #[arg(long, value_enum, default_value_t = Method::Hybrid)]
+    method: Method,
+    /// Ranker weights for --method hybrid (default: models/ranker/weights.json).
+    #[arg(long)]
+    ranker: Option<PathBuf>,
     /// Source nodes fetched per query node.
     #[arg(long, default_value_t = 100)]
     k: usize,
@@ -201,7 +210,11 @@ pub fn search_cmd(a: SearchArgs) -> Result<()> {
             let p = Classifier::default_path();
             Classifier::load(&p)
         };
-        search::pseudo(&mut idx, &enc, &text, &name, clf, &opts)?
+        let ranker = match a.method {
+            Method::Hybrid => Some(load_ranker(a.ranker.as_deref())?),
+            _ => None,
+        };
+        search::hybrid::search(&mut idx, &enc, &text, &name, clf, &opts, a.method, ranker.as_ref())?
     } else if a.fragments {
         search::natural_fragments(&mut idx, &enc, &text, &opts)?
     } else {
@@ -219,6 +232,12 @@ pub fn search_cmd(a: SearchArgs) -> Result<()> {
         eprintln!("wrote {}", h.display());
     }
     Ok(())
+}
+
+/// The hybrid scorer's weights: `path`, else the shipped ones.
+pub fn load_ranker(path: Option<&Path>) -> Result<Ranker> {
+    let p = path.map(Path::to_path_buf).unwrap_or_else(Ranker::default_path);
+    Ranker::load(&p).map_err(|e| anyhow::anyhow!(beryl::search::SearchError::NoRanker(e.to_string())))
 }
 
 #[derive(clap::Args)]

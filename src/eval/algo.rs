@@ -8,10 +8,13 @@
 //! function-level baselines (BM25, name search) return whole functions.
 
 use crate::corpus::{self, WalkOptions};
+use crate::eval::pool::{self, Pool, PoolCand, Variant};
 use crate::eval::{bm25::Bm25, tokenize};
 use crate::features::Encoder;
 use crate::index::{self, FeatureSet, Index, IndexError, IndexOptions};
 use crate::pcode::Classifier;
+use crate::search::hybrid::{self, HybridOptions, Query};
+use crate::search::ranker::Ranker;
 use crate::search::{self, SearchError, SearchOptions};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -226,49 +229,121 @@ pub enum QueryForm {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
 pub enum Method {
-    /// Index with text, graph and math features; pseudocode search.
-    #[value(name = "beryl")]
-    #[serde(rename = "beryl")]
-    Beryl,
-    /// Text and graph features, no math.
+    /// `search --method hybrid`: every retriever, alignment and the learned scorer,
+    /// cross-validated by algorithm.
+    #[value(name = "hybrid")]
+    #[serde(rename = "hybrid")]
+    Hybrid,
+    /// The paper's pipeline (`search --method beryllium`): index with text, graph and math
+    /// features, node matching and grouping.
+    #[value(name = "beryllium", alias = "beryl")]
+    #[serde(rename = "beryllium")]
+    Beryllium,
+    /// Beryllium with text and graph features, no math.
     #[value(name = "cb+g")]
     #[serde(rename = "cb+g")]
     CbG,
-    /// Text features only.
+    /// Beryllium with text features only.
     #[value(name = "cb")]
     #[serde(rename = "cb")]
     Cb,
-    /// Okapi BM25 over functions, the `.txt` pseudocode as query.
+    /// `search --method dense`: the query text against function text vectors.
+    #[value(name = "dense")]
+    #[serde(rename = "dense")]
+    Dense,
+    /// `search --method bm25`: BM25F over function names, comments and bodies.
+    #[value(name = "bm25f")]
+    #[serde(rename = "bm25f")]
+    Bm25f,
+    /// `search --method name`: the query's procedure names against function names.
+    #[value(name = "pname")]
+    #[serde(rename = "pname")]
+    Pname,
+    /// Baseline: Okapi BM25 over functions, the `.txt` pseudocode as query.
     #[value(name = "bm25")]
     #[serde(rename = "bm25")]
     Bm25,
-    /// Algorithm name words against function identifiers and the comment above.
+    /// Baseline: the algorithm's name (file stem) against function identifiers and the
+    /// comment above.
     #[value(name = "name")]
     #[serde(rename = "name")]
     Name,
+    /// Hybrid without each signal (its retriever and its features; refitted).
+    #[value(name = "-lexical")]
+    #[serde(rename = "-lexical")]
+    NoLexical,
+    #[value(name = "-dense")]
+    #[serde(rename = "-dense")]
+    NoDense,
+    #[value(name = "-beryllium")]
+    #[serde(rename = "-beryllium")]
+    NoBeryllium,
+    #[value(name = "-structure")]
+    #[serde(rename = "-structure")]
+    NoStructure,
+    #[value(name = "-size")]
+    #[serde(rename = "-size")]
+    NoSize,
 }
 
 impl Method {
-    pub const ALL: [Method; 5] = [Method::Beryl, Method::CbG, Method::Cb, Method::Bm25, Method::Name];
+    /// What `beryl eval algo` runs without `--methods`.
+    pub const DEFAULT: [Method; 12] = [
+        Method::Hybrid,
+        Method::Beryllium,
+        Method::Dense,
+        Method::Bm25f,
+        Method::Pname,
+        Method::Bm25,
+        Method::Name,
+        Method::NoLexical,
+        Method::NoDense,
+        Method::NoBeryllium,
+        Method::NoStructure,
+        Method::NoSize,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
-            Method::Beryl => "beryl",
+            Method::Hybrid => "hybrid",
+            Method::Beryllium => "beryllium",
             Method::CbG => "cb+g",
             Method::Cb => "cb",
+            Method::Dense => "dense",
+            Method::Bm25f => "bm25f",
+            Method::Pname => "pname",
             Method::Bm25 => "bm25",
             Method::Name => "name",
+            Method::NoLexical => "-lexical",
+            Method::NoDense => "-dense",
+            Method::NoBeryllium => "-beryllium",
+            Method::NoStructure => "-structure",
+            Method::NoSize => "-size",
         }
     }
 
-    /// Index feature switches of the embedding methods.
+    /// Index feature switches of the methods that search an index.
     pub fn features(self) -> Option<FeatureSet> {
         match self {
-            Method::Beryl => Some(FeatureSet { text: true, graph: true, math: true }),
             Method::CbG => Some(FeatureSet { text: true, graph: true, math: false }),
             Method::Cb => Some(FeatureSet { text: true, graph: false, math: false }),
             Method::Bm25 | Method::Name => None,
+            _ => Some(FeatureSet { text: true, graph: true, math: true }),
         }
+    }
+
+    /// The hybrid variant this method is ranked by, if it is one.
+    pub fn variant(self) -> Option<Variant> {
+        let without = match self {
+            Method::Hybrid => None,
+            Method::NoLexical => Some("lexical"),
+            Method::NoDense => Some("dense"),
+            Method::NoBeryllium => Some("beryllium"),
+            Method::NoStructure => Some("structure"),
+            Method::NoSize => Some("size"),
+            _ => return None,
+        };
+        Some(Variant { without })
     }
 }
 
@@ -329,6 +404,12 @@ pub struct RunConfig<'a> {
     pub model_dir: PathBuf,
     /// Progress lines on standard error.
     pub progress: bool,
+    /// Index anonymized copies of the corpora (neutral names, no comments, same lines).
+    pub renamed: bool,
+    /// Rank the hybrid candidates with this scorer instead of cross-validating.
+    pub ranker: Option<Ranker>,
+    /// Folds of the cross-validation by algorithm.
+    pub folds: usize,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -393,6 +474,12 @@ pub struct AlgoReport {
     /// Queries that could not be run (counted as >100), with the reason.
     pub failures: Vec<String>,
     pub seconds: f64,
+    pub renamed: bool,
+    /// How the hybrid scorer was obtained for these figures.
+    pub ranker: String,
+    /// The hybrid candidate pools (for fitting the shipped scorer).
+    #[serde(skip)]
+    pub pools: Vec<Pool>,
 }
 
 /// `<corpus_root>/<debian package>/src/<top_dir>`, as `beryl corpus fetch` leaves it.
@@ -624,11 +711,7 @@ fn query_path(dir: &Path, algorithm: &str, ext: &str) -> Result<PathBuf, AlgoErr
 }
 
 fn index_dir(work: &Path, setting: Setting, group: &Group, f: FeatureSet) -> PathBuf {
-    let setting = match setting {
-        Setting::One => "one",
-        Setting::Multi => "multi",
-        Setting::Mixed => "mixed",
-    };
+    let setting = setting_label(setting);
     // Different project subsets of one language must not overwrite each other's index.
     let name = if setting == "one" {
         group.name.clone()
@@ -638,6 +721,35 @@ fn index_dir(work: &Path, setting: Setting, group: &Group, f: FeatureSet) -> Pat
         format!("{}-{}p-{:02x}{:02x}{:02x}{:02x}", group.name, group.projects.len(), h[0], h[1], h[2], h[3])
     };
     work.join(setting).join(name).join(f.name().replace(',', "-"))
+}
+
+/// The anonymized copy of a project (neutral names, comments removed, lines kept), made
+/// once under `<work>/renamed/<project>`.
+pub fn renamed_root(work: &Path, project: &str, root: &Path) -> Result<PathBuf, AlgoError> {
+    let out = work.join("renamed").join(project);
+    let done = out.join(".done");
+    if done.is_file() {
+        return Ok(out.join("src"));
+    }
+    let src = out.join("src");
+    if src.exists() {
+        std::fs::remove_dir_all(&src).map_err(io(&src))?;
+    }
+    let opts = WalkOptions::default();
+    let (found, _) = corpus::walk::discover(&[root.to_path_buf()], &opts);
+    let files: Vec<(PathBuf, String)> = found.into_iter().filter_map(|p| corpus::walk::read_source(&p, &opts).ok().map(|s| (p, s))).collect();
+    let a = crate::anonymize::anonymize_sources(&files, crate::anonymize::Mode::Neutral, 0, false)
+        .map_err(|e| AlgoError::Truth { path: root.to_path_buf(), msg: format!("anonymizing: {e}") })?;
+    for f in &a.files {
+        let rel = f.path.strip_prefix(root).unwrap_or(&f.path);
+        let dest = src.join(rel);
+        if let Some(d) = dest.parent() {
+            std::fs::create_dir_all(d).map_err(io(d))?;
+        }
+        std::fs::write(&dest, &f.text).map_err(io(&dest))?;
+    }
+    std::fs::write(&done, format!("{} files\n", a.files.len())).map_err(io(&done))?;
+    std::fs::canonicalize(&src).map_err(io(&src))
 }
 
 /// Runs every method on every algorithm of every group of the setting.
@@ -657,7 +769,7 @@ pub fn run(cfg: &RunConfig) -> Result<AlgoReport, AlgoError> {
     };
     let mut methods = cfg.methods.clone();
     if methods.is_empty() {
-        methods = Method::ALL.to_vec();
+        methods = Method::DEFAULT.to_vec();
     }
     methods.dedup();
     if let Some(m) = methods.iter().find(|m| m.features().is_some()) {
@@ -674,11 +786,11 @@ pub fn run(cfg: &RunConfig) -> Result<AlgoReport, AlgoError> {
             roots.insert(p.clone(), project_root(&cfg.corpus_root, c)?);
         }
     }
+    let ext = if cfg.query_form == QueryForm::P { "p" } else { "txt" };
     let mut algos_of: Vec<Vec<String>> = Vec::new();
     for g in &groups {
         let set: BTreeSet<String> = truth.entries.iter().filter(|e| g.projects.contains(&e.project)).map(|e| e.algorithm.clone()).collect();
         for a in &set {
-            let ext = if cfg.query_form == QueryForm::P { "p" } else { "txt" };
             if methods.iter().any(|m| m.features().is_some()) {
                 query_path(&cfg.queries, a, ext)?;
             }
@@ -691,10 +803,25 @@ pub fn run(cfg: &RunConfig) -> Result<AlgoReport, AlgoError> {
     if algos_of.iter().all(Vec::is_empty) {
         return Err(AlgoError::NoEntries);
     }
+    if cfg.renamed {
+        for (p, r) in roots.iter_mut() {
+            let t = Instant::now();
+            *r = renamed_root(&cfg.work, p, r)?;
+            if cfg.progress {
+                eprintln!("{p}: anonymized copy at {} ({:.1} s)", r.display(), t.elapsed().as_secs_f64());
+            }
+        }
+    }
+    let work = if cfg.renamed { cfg.work.join("renamed-indexes") } else { cfg.work.clone() };
+    let wants_hybrid = methods.iter().any(|m| m.variant().is_some());
 
     let mut rows: Vec<Row> = Vec::new();
     let mut builds = Vec::new();
     let mut failures = Vec::new();
+    let mut pools: Vec<Pool> = Vec::new();
+    // (row, pool) for the hybrid ranks filled in after cross-validation.
+    let mut pool_rows: Vec<(usize, usize)> = Vec::new();
+    let setting_name = format!("{}{}", setting_label(cfg.setting), if cfg.renamed { "-renamed" } else { "" });
     for (g, algos) in groups.iter().zip(&algos_of) {
         if algos.is_empty() {
             continue;
@@ -702,21 +829,32 @@ pub fn run(cfg: &RunConfig) -> Result<AlgoReport, AlgoError> {
         let group_roots: Vec<PathBuf> = g.projects.iter().map(|p| roots[p].clone()).collect();
         let loc = Locator { roots: g.projects.iter().map(|p| (roots[p].clone(), p.clone())).collect() };
         let entries_of = |a: &str| -> Vec<&Entry> { truth.entries.iter().filter(|e| e.algorithm == a && g.projects.contains(&e.project)).collect() };
-        let mut ranks: Vec<Vec<Option<usize>>> = vec![Vec::new(); algos.len()];
-        let mut tops: Vec<Vec<Option<String>>> = vec![Vec::new(); algos.len()];
-        let mut loose: Vec<Vec<Option<usize>>> = vec![Vec::new(); algos.len()];
+        let mut ranks: Vec<Vec<Option<usize>>> = vec![vec![None; methods.len()]; algos.len()];
+        let mut tops: Vec<Vec<Option<String>>> = vec![vec![None; methods.len()]; algos.len()];
+        let mut loose: Vec<Vec<Option<usize>>> = vec![vec![None; methods.len()]; algos.len()];
         let all_index_dirs: Vec<PathBuf> =
-            [Method::Cb, Method::CbG, Method::Beryl].iter().filter_map(|m| m.features()).map(|f| index_dir(&cfg.work, cfg.setting, g, f)).collect();
+            [Method::Cb, Method::CbG, Method::Beryllium].iter().filter_map(|m| m.features()).map(|f| index_dir(&work, cfg.setting, g, f)).collect();
         let mut funcs: Option<(Vec<FuncRec>, Vec<String>, Sources)> = None;
         // Files that made it into the index (or the parse): an entry in a skipped file
         // (non-UTF-8 source, too large) cannot be found by any method.
         let mut indexed: BTreeSet<(String, String)> = BTreeSet::new();
-        for &m in &methods {
+        let mut group_pools: Vec<Option<usize>> = vec![None; algos.len()];
+        // Methods sharing an index run together; the hybrid variants once for all.
+        let mut done_hybrid = false;
+        for (mi, &m) in methods.iter().enumerate() {
             let tm = Instant::now();
+            if m.variant().is_some() {
+                if done_hybrid {
+                    continue;
+                }
+                done_hybrid = true;
+            }
             let frags_per_algo: Vec<Vec<Vec<LocSpan>>> = if let Some(features) = m.features() {
                 let enc = cfg.encoder.ok_or(AlgoError::NeedsEncoder(m.name()))?;
-                let dir = index_dir(&cfg.work, cfg.setting, g, features);
-                builds.push(build_index(cfg, g, &group_roots, &dir, features, enc)?);
+                let dir = index_dir(&work, cfg.setting, g, features);
+                if !builds.iter().any(|b: &BuildInfo| b.dir == dir) {
+                    builds.push(build_index(cfg, g, &group_roots, &dir, features, enc)?);
+                }
                 let mut idx = Index::open(&dir, enc, None, 32).map_err(|error| AlgoError::Index { dir: dir.clone(), error })?;
                 if indexed.is_empty() {
                     for f in idx.store.files().map_err(|error| AlgoError::Index { dir: dir.clone(), error })? {
@@ -725,16 +863,49 @@ pub fn run(cfg: &RunConfig) -> Result<AlgoReport, AlgoError> {
                     }
                 }
                 let opts = SearchOptions { top: MAX_RANK, ..SearchOptions::default() };
-                let ext = if cfg.query_form == QueryForm::P { "p" } else { "txt" };
                 let mut out = Vec::new();
-                for a in algos {
+                for (ai, a) in algos.iter().enumerate() {
                     let qp = query_path(&cfg.queries, a, ext)?;
                     let text = std::fs::read_to_string(&qp).map_err(io(&qp))?;
                     let clf = || Classifier::load(&Classifier::default_path());
-                    match search::pseudo(&mut idx, enc, &text, &qp, clf, &opts) {
-                        Ok(r) => out.push(
-                            r.fragments.iter().map(|f| f.spans.iter().map(|s| loc.locate(&s.path, s.lines)).collect()).collect(),
-                        ),
+                    let result = if m.variant().is_some() {
+                        Query::parse(&text, &qp, clf).and_then(|q| hybrid::candidates(&mut idx, enc, &q, &HybridOptions::default())).map(|cands| {
+                            let es = entries_of(a);
+                            let pc: Vec<PoolCand> = cands
+                                .into_iter()
+                                .map(|c| {
+                                    let spans: Vec<LocSpan> = c.spans.iter().map(|s| loc.locate(&s.path, s.lines)).collect();
+                                    let hit = es.iter().any(|e| is_hit(&spans, e));
+                                    let touches = overlap_rank(std::slice::from_ref(&spans), &es).is_some();
+                                    PoolCand {
+                                        x: c.x.to_vec(),
+                                        found: c.found,
+                                        keys: c.spans.iter().map(|s| (s.function, s.lines.0, s.lines.1)).collect(),
+                                        spans,
+                                        hit,
+                                        touches,
+                                    }
+                                })
+                                .collect();
+                            group_pools[ai] = Some(pools.len());
+                            pools.push(Pool { algorithm: a.clone(), group: g.name.clone(), setting: setting_name.clone(), cands: pc });
+                            Vec::new()
+                        })
+                    } else {
+                        let method = match m {
+                            Method::Dense => Some(hybrid::Method::Dense),
+                            Method::Bm25f => Some(hybrid::Method::Bm25),
+                            Method::Pname => Some(hybrid::Method::Name),
+                            _ => None,
+                        };
+                        let r = match method {
+                            Some(hm) => hybrid::search(&mut idx, enc, &text, &qp, clf, &opts, hm, None),
+                            None => search::pseudo(&mut idx, enc, &text, &qp, clf, &opts),
+                        };
+                        r.map(|r| r.fragments.iter().map(|f| f.spans.iter().map(|s| loc.locate(&s.path, s.lines)).collect()).collect())
+                    };
+                    match result {
+                        Ok(f) => out.push(f),
                         Err(SearchError::Index(error)) => return Err(AlgoError::Index { dir: dir.clone(), error }),
                         // A query that does not parse or convert is a miss, not the end of the run.
                         Err(e) => {
@@ -772,14 +943,17 @@ pub fn run(cfg: &RunConfig) -> Result<AlgoReport, AlgoError> {
                 funcs = Some(fx);
                 r?
             };
-            for (i, a) in algos.iter().enumerate() {
-                let frags = &frags_per_algo[i];
-                ranks[i].push(f_rank(frags, &entries_of(a)));
-                loose[i].push(overlap_rank(frags, &entries_of(a)));
-                tops[i].push(frags.first().and_then(|f| describe(f)));
+            if m.variant().is_none() {
+                for (i, a) in algos.iter().enumerate() {
+                    let frags = &frags_per_algo[i];
+                    ranks[i][mi] = f_rank(frags, &entries_of(a));
+                    loose[i][mi] = overlap_rank(frags, &entries_of(a));
+                    tops[i][mi] = frags.first().and_then(|f| describe(f));
+                }
             }
             if cfg.progress {
-                eprintln!("{}: {} on {} queries in {:.1} s", g.name, m.name(), algos.len(), tm.elapsed().as_secs_f64());
+                let what = if m.variant().is_some() { "hybrid candidates" } else { m.name() };
+                eprintln!("{}: {} on {} queries in {:.1} s", g.name, what, algos.len(), tm.elapsed().as_secs_f64());
             }
         }
         for (i, a) in algos.iter().enumerate() {
@@ -791,6 +965,9 @@ pub fn run(cfg: &RunConfig) -> Result<AlgoReport, AlgoError> {
                 .filter(|e| !indexed.is_empty() && !indexed.contains(&(e.project.clone(), e.path.clone())))
                 .map(|e| format!("{}:{}:{}-{} {}", e.project, e.path, e.start_line, e.end_line, e.function))
                 .collect();
+            if let Some(p) = group_pools[i] {
+                pool_rows.push((rows.len(), p));
+            }
             rows.push(Row {
                 algorithm: a.clone(),
                 group: g.name.clone(),
@@ -804,6 +981,32 @@ pub fn run(cfg: &RunConfig) -> Result<AlgoReport, AlgoError> {
             });
         }
     }
+    // The hybrid variants: each pool ranked by a scorer that never saw its algorithm.
+    let mut ranker_note = String::from("not run");
+    if wants_hybrid {
+        let folds = pool::folds(&pools, cfg.folds);
+        let fixed = if folds.len() < 2 && cfg.ranker.is_none() { Ranker::load(&Ranker::default_path()).ok() } else { cfg.ranker.clone() };
+        ranker_note = match (&cfg.ranker, &fixed) {
+            (Some(_), _) => "a fixed scorer given on the command line (not cross-validated)".to_string(),
+            (None, Some(_)) => "the shipped scorer (one algorithm only: no cross-validation possible)".to_string(),
+            (None, None) => format!(
+                "cross-validated by algorithm: {} folds, each ranked by a scorer fitted on the other folds' pools of this run",
+                folds.len()
+            ),
+        };
+        for (mi, &m) in methods.iter().enumerate() {
+            let Some(v) = m.variant() else { continue };
+            let ranked = pool::cross_validated(&pools, v, &folds, fixed.as_ref());
+            for &(ri, pi) in &pool_rows {
+                let p = &pools[pi];
+                let frags: Vec<Vec<LocSpan>> = ranked[pi].iter().map(|&k| p.cands[k].spans.clone()).collect();
+                let es: Vec<&Entry> = truth.entries.iter().filter(|e| e.algorithm == p.algorithm && rows[ri].projects.contains(&e.project)).collect();
+                rows[ri].ranks[mi] = f_rank(&frags, &es);
+                rows[ri].overlap_ranks[mi] = overlap_rank(&frags, &es);
+                rows[ri].top[mi] = frags.first().and_then(|f| describe(f));
+            }
+        }
+    }
     let summary = summarize(&rows, &methods);
     Ok(AlgoReport {
         setting: cfg.setting,
@@ -815,7 +1018,18 @@ pub fn run(cfg: &RunConfig) -> Result<AlgoReport, AlgoError> {
         builds,
         failures,
         seconds: t0.elapsed().as_secs_f64(),
+        renamed: cfg.renamed,
+        ranker: ranker_note,
+        pools,
     })
+}
+
+fn setting_label(s: Setting) -> &'static str {
+    match s {
+        Setting::One => "one",
+        Setting::Multi => "multi",
+        Setting::Mixed => "mixed",
+    }
 }
 
 /// Function-level baselines: whole functions as one-span fragments, best first.

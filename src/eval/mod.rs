@@ -11,9 +11,10 @@ pub mod clarc;
 mod error;
 pub mod gecs;
 pub mod metrics;
+pub mod pool;
 pub mod profile;
 pub mod rank;
-pub mod tokenize;
+pub use crate::features::words as tokenize;
 
 pub use error::EvalError;
 pub use metrics::{query_metrics, Metrics};

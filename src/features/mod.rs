@@ -6,6 +6,7 @@ mod bert;
 mod cache;
 pub mod encoder;
 pub mod math;
+pub mod words;
 pub mod synth;
 
 pub use encoder::{Encoder, EncoderIdentity, EncoderOptions, EncoderStats, Precision, TextVec, DIM};

@@ -9,6 +9,7 @@
 //! renaming a new link over it, so readers see the old index or the new one, never a part.
 
 pub mod graph;
+pub mod lexical;
 pub mod project;
 pub mod store;
 pub mod vectors;
@@ -31,10 +32,12 @@ use thiserror::Error;
 pub use vectors::FeatureSet;
 
 /// Version of this directory layout and database schema.
-pub const FORMAT: u32 = 2;
+pub const FORMAT: u32 = 3;
 /// What a generation holds; one missing means it cannot be reused.
-const FILES: [&str; 8] = [
+const FILES: [&str; 10] = [
     "index.sqlite",
+    "shapes.bin",
+    "lexical.bin",
     "nodes.faiss",
     "nodes.ids",
     "functions.faiss",
@@ -206,19 +209,24 @@ fn leading_comment(before: &str) -> &str {
     t.get(begin.min(t.len())..).unwrap_or("").trim_start()
 }
 
-/// What the natural-language index reads for a function: its name as words, the comment
-/// above it, then its code, cut to a length the encoder reads in full.
-pub fn function_text(icfg: &Icfg, f: u32, src: &str) -> String {
-    let func = &icfg.functions[f as usize];
-    let m = &func.meta;
-    let (s, e) = (m.bytes.0 as usize, (m.bytes.1 as usize).min(src.len()));
+/// The comment right above function `f` (after the previous function of its file).
+pub fn function_comment<'a>(icfg: &Icfg, f: u32, src: &'a str) -> &'a str {
+    let m = &icfg.functions[f as usize].meta;
+    let s = (m.bytes.0 as usize).min(src.len());
     let prev_end = if f > 0 && icfg.functions[f as usize - 1].meta.file == m.file {
         (icfg.functions[f as usize - 1].meta.bytes.1 as usize).min(s)
     } else {
         s.saturating_sub(2000)
     };
-    let before = src.get(prev_end..s).unwrap_or("");
-    let comment = leading_comment(before);
+    leading_comment(src.get(prev_end..s).unwrap_or(""))
+}
+
+/// What the natural-language index reads for a function: its name as words, the comment
+/// above it, then its code, cut to a length the encoder reads in full.
+pub fn function_text(icfg: &Icfg, f: u32, src: &str) -> String {
+    let m = &icfg.functions[f as usize].meta;
+    let (s, e) = (m.bytes.0 as usize, (m.bytes.1 as usize).min(src.len()));
+    let comment = function_comment(icfg, f, src);
     let body = src.get(s..e).unwrap_or("");
     let mut t = format!("{}. {} {}", name_words(&m.name), crate::graph::normalize_ws(comment), crate::graph::normalize_ws(body));
     if t.len() > FUNCTION_TEXT_CHARS {
@@ -338,6 +346,21 @@ pub fn build(
         progress("embed", files_done, total_files);
     })?;
     let width = hidden + crate::model::embed::IN_DIM;
+    // Shapes read the operator counts the embedding made (ln(1 + count) after the GCN block).
+    progress("shapes", 0, icfg.functions.len());
+    let ops = |n: petgraph::graph::NodeIndex| {
+        let r = &rows[n.index() * width + hidden..n.index() * width + hidden + 7];
+        crate::features::OpCounts(std::array::from_fn(|i| (r[i].exp() - 1.0).round().max(0.0) as u32))
+    };
+    let shapes: Vec<crate::shape::Shape> =
+        (0..icfg.functions.len() as u32).into_par_iter().map(|f| crate::shape::Shape::of_function(&icfg, f, &ops)).collect();
+    let shape_bytes = crate::shape::store::encode(&shapes);
+    drop(shapes);
+    let docs = lexical::documents(&icfg, &sources, &|f| {
+        function_comment(&icfg, f, &sources[icfg.functions[f as usize].meta.file as usize]).to_string()
+    });
+    let lexical_bytes = lexical::encode(&docs);
+    drop(docs);
     let dim = opts.features.dim(hidden);
     let mut ids = Vec::new();
     let mut search_rows = Vec::new();
@@ -396,6 +419,10 @@ pub fn build(
     let function_factory = vectors::function_factory(ftexts.len());
     let f_index = vectors::build(&function_factory, crate::features::DIM, &fvecs)?;
     vectors::write(&f_index, &tmp.join("functions.faiss"))?;
+    for (name, bytes) in [("shapes.bin", &shape_bytes), ("lexical.bin", &lexical_bytes)] {
+        let p = tmp.join(name);
+        std::fs::write(&p, bytes).map_err(io(&p))?;
+    }
     let csr = Csr::from_icfg(&icfg);
     let gpath = tmp.join("graph.bin");
     std::fs::write(&gpath, csr.to_bytes()).map_err(io(&gpath))?;
@@ -493,6 +520,12 @@ pub struct Index {
     /// ICFG node of each vector of `nodes`.
     pub node_ids: Vec<u32>,
     pub model: Model,
+    /// Every function's nesting tree and what its statements compute.
+    pub shapes: crate::shape::store::Shapes,
+    /// BM25F over function names, comments and bodies.
+    pub lexical: lexical::Lexical,
+    /// Unit profile vectors of every function, made on first use.
+    profiles: Option<Vec<[f32; 18]>>,
 }
 
 impl Index {
@@ -566,7 +599,16 @@ impl Index {
         {
             return Err(IndexError::Corrupt("graph, vectors and metadata disagree in size".into()));
         }
-        Ok(Index { dir: gen, meta, store, nodes, projection, functions, graph, node_ids, model })
+        let read = |name: &str| {
+            let p = gen.join(name);
+            std::fs::read(&p).map_err(|e| IndexError::Corrupt(format!("{}: {e}", p.display())))
+        };
+        let shapes = crate::shape::store::Shapes::from_bytes(read("shapes.bin")?).map_err(IndexError::Corrupt)?;
+        let lexical = lexical::Lexical::from_bytes(read("lexical.bin")?).map_err(IndexError::Corrupt)?;
+        if shapes.len() != meta.functions || lexical.len() != meta.functions {
+            return Err(IndexError::Corrupt("shapes, lexical index and functions disagree in size".into()));
+        }
+        Ok(Index { dir: gen, meta, store, nodes, projection, functions, graph, node_ids, model, shapes, lexical, profiles: None })
     }
 
     /// The `k` nearest indexed nodes (vector numbers, see `node_ids`) of each search vector.
@@ -575,6 +617,38 @@ impl Index {
             Some(p) => vectors::search(&mut self.nodes, &p.apply(rows)?, p.d_out, k),
             None => vectors::search(&mut self.nodes, rows, self.meta.features.dim(self.meta.hidden), k),
         }
+    }
+
+    /// Every function's [`crate::shape::Profile`] vector, unit length (all zero when
+    /// empty); empty until [`Index::load_profiles`] ran.
+    pub fn profiles(&self) -> &[[f32; 18]] {
+        self.profiles.as_deref().unwrap_or(&[])
+    }
+
+    /// Makes the profile vectors once (decoding every shape).
+    pub fn load_profiles(&mut self) {
+        let shapes = &self.shapes;
+        self.profiles.get_or_insert_with(|| {
+            (0..shapes.len() as u32)
+                .into_par_iter()
+                .map(|f| {
+                    let mut v = shapes.get(f).map(|s| s.profile().vector()).unwrap_or([0.0; 18]);
+                    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+                    if n > 0.0 {
+                        v.iter_mut().for_each(|x| *x /= n);
+                    }
+                    v
+                })
+                .collect()
+        });
+    }
+
+    /// The stored text vector of function `f` (for scoring candidates no search returned).
+    pub fn function_vector(&self, f: u32) -> Option<Vec<f32>> {
+        use faiss::Index as _;
+        let mut v = vec![0f32; crate::features::DIM];
+        self.functions.reconstruct(faiss::Idx::new(f as u64), &mut v).ok()?;
+        Some(v)
     }
 
     pub fn lang_of_file(&self, file: u32) -> Option<Lang> {

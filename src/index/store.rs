@@ -42,6 +42,8 @@ pub struct FunctionRow {
     pub name: String,
     pub qualified: String,
     pub lines: (u32, u32),
+    /// ICFG id of its ENTRY node; its other nodes follow.
+    pub entry: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -143,10 +145,17 @@ impl Store {
 
     pub fn function(&self, id: u32) -> Result<FunctionRow, IndexError> {
         self.conn
-            .prepare_cached("SELECT id, file, name, qualified, start_line, end_line FROM functions WHERE id = ?1")
+            .prepare_cached("SELECT id, file, name, qualified, start_line, end_line, entry FROM functions WHERE id = ?1")
             .map_err(db)?
             .query_row([id], |r| {
-                Ok(FunctionRow { id: r.get(0)?, file: r.get(1)?, name: r.get(2)?, qualified: r.get(3)?, lines: (r.get(4)?, r.get(5)?) })
+                Ok(FunctionRow {
+                    id: r.get(0)?,
+                    file: r.get(1)?,
+                    name: r.get(2)?,
+                    qualified: r.get(3)?,
+                    lines: (r.get(4)?, r.get(5)?),
+                    entry: r.get(6)?,
+                })
             })
             .map_err(db)
     }

@@ -87,6 +87,9 @@ pub fn text(r: &SearchResult, color: bool) -> String {
                 p.dim(&format!("(matched lines {}-{}, function {}-{})", s.lines.0, s.lines.1, s.function_lines.0, s.function_lines.1))
             );
         }
+        for r in &f.reasons {
+            let _ = writeln!(out, "    {}", p.dim(&format!("why: {r}")));
+        }
         for m in &f.matches {
             let _ = writeln!(
                 out,

@@ -2,6 +2,8 @@
 //! natural language (function text vectors, or node matching with `fragments`).
 
 pub mod group;
+pub mod hybrid;
+pub mod ranker;
 
 use crate::features::{Encoder, FeatureError};
 use crate::graph::{Icfg, NodeKind};
@@ -26,6 +28,10 @@ pub enum SearchError {
     Feature(#[from] FeatureError),
     #[error("the query is empty")]
     EmptyQuery,
+    #[error("hybrid search needs the ranker weights (models/ranker/weights.json, or $BERYL_RANKER): {0}")]
+    NoRanker(String),
+    #[error(transparent)]
+    Ranker(#[from] ranker::RankerError),
 }
 
 #[derive(Clone, Debug)]
@@ -73,6 +79,9 @@ pub struct LineMatch {
 #[derive(Clone, Debug, Serialize)]
 pub struct Span {
     pub path: String,
+    /// The function's id in the index.
+    #[serde(skip)]
+    pub function_id: u32,
     pub function: String,
     pub function_lines: (u32, u32),
     /// First and last line of the matched nodes in this function.
@@ -91,6 +100,9 @@ pub struct Fragment {
     pub distance: u32,
     pub spans: Vec<Span>,
     pub matches: Vec<LineMatch>,
+    /// Why it matched, one signal each (hybrid and the single-signal methods).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reasons: Vec<String>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -223,7 +235,7 @@ pub fn natural(index: &mut Index, enc: &Encoder, query: &str, opts: &SearchOptio
             query_lines_covered: 1,
             query_lines_total: 1,
             distance: 0,
-            spans: vec![Span { path: file.path.clone(), function: f.qualified.clone(), function_lines: f.lines, lines: f.lines, nodes: 0 }],
+            spans: vec![Span { path: file.path.clone(), function_id: fid as u32, function: f.qualified.clone(), function_lines: f.lines, lines: f.lines, nodes: 0 }],
             matches: vec![LineMatch {
                 query_node: 0,
                 query_lines: qn.lines,
@@ -233,6 +245,7 @@ pub fn natural(index: &mut Index, enc: &Encoder, query: &str, opts: &SearchOptio
                 code: f.qualified,
                 similarity: sim,
             }],
+            reasons: Vec::new(),
         });
     }
     Ok(SearchResult {
@@ -337,7 +350,7 @@ fn fragments(index: &mut Index, qv: QueryVectors, opts: &SearchOptions, mode: &s
                     p
                 }
             };
-            spans.push(Span { path, function: f.qualified, function_lines: f.lines, lines: (s, e), nodes: count });
+            spans.push(Span { path, function_id: func, function: f.qualified, function_lines: f.lines, lines: (s, e), nodes: count });
         }
         let mut matches = Vec::new();
         let mut covered_lines = std::collections::BTreeSet::new();
@@ -375,6 +388,7 @@ fn fragments(index: &mut Index, qv: QueryVectors, opts: &SearchOptions, mode: &s
             distance: c.distance,
             spans,
             matches,
+            reasons: Vec::new(),
         });
     }
     Ok(SearchResult {

@@ -322,6 +322,7 @@ mod tests {
                 sub: super::super::subscript::scan(sub),
                 calls: 0,
                 lines: (k as u32 + 1, k as u32 + 1),
+                local: k as u16 + 2,
             })
             .collect();
         Shape { nodes, callees: Vec::new(), recursive: false, lines: (1, rows.len() as u32) }

@@ -73,6 +73,8 @@ pub struct ShapeNode {
     pub calls: u8,
     /// Absolute first and last line.
     pub lines: (u32, u32),
+    /// The node's offset from its function's ENTRY in the ICFG (node id = entry + local).
+    pub local: u16,
 }
 
 /// One function (or pseudocode procedure): its nodes in text order, parents first.
@@ -144,6 +146,7 @@ impl Shape {
                 sub: subscript::scan(&n.text),
                 calls: sat(n.calls.len() as u32),
                 lines: n.lines,
+                local: (i - base).min(u16::MAX as usize) as u16,
             });
         }
         // Truncation can cut a parent; the tree must stay parents-first.

@@ -4,14 +4,14 @@
 //! Layout (little-endian): `BRYSHP01`, function count `n` (u32), `n + 1` record offsets
 //! (u64, from the start of the file), then the records. A record: flags (u8, bit 0 =
 //! recursive), node count (u16), callee count (u16), first and last line (u32 each), then
-//! 20 bytes a node (role, parent u16, seven operator counts, five subscript counts, call
-//! count, first and last line as u16 offsets from the function's first line), then 6 bytes
-//! a callee (node u16, function u32).
+//! 22 bytes a node (role, parent u16, seven operator counts, five subscript counts, call
+//! count, first and last line as u16 offsets from the function's first line, offset from
+//! the function's ENTRY node u16), then 6 bytes a callee (node u16, function u32).
 
 use super::{Role, Shape, ShapeNode, Subscripts};
 
 const MAGIC: &[u8; 8] = b"BRYSHP01";
-const NODE_BYTES: usize = 20;
+const NODE_BYTES: usize = 22;
 
 pub fn encode(shapes: &[Shape]) -> Vec<u8> {
     let mut body = Vec::new();
@@ -34,6 +34,7 @@ pub fn encode(shapes: &[Shape]) -> Vec<u8> {
             let rel = |l: u32| (l.saturating_sub(s.lines.0)).min(u16::MAX as u32) as u16;
             body.extend(rel(n.lines.0).to_le_bytes());
             body.extend(rel(n.lines.1).to_le_bytes());
+            body.extend(n.local.to_le_bytes());
         }
         for &&(k, f) in &callees {
             body.extend(k.to_le_bytes());
@@ -137,6 +138,7 @@ impl Shapes {
                 sub: Subscripts::from_bytes(sub),
                 calls: b[at + 15],
                 lines: (lines.0 + u16_at(b, at + 16) as u32, lines.0 + u16_at(b, at + 18) as u32),
+                local: u16_at(b, at + 20),
             });
         }
         let c0 = a + 13 + nodes * NODE_BYTES;

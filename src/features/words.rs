@@ -1,4 +1,4 @@
-//! A code-aware tokenizer for lexical baselines: natural language and source code become
+//! A code-aware tokenizer for lexical search: natural language and source code become
 //! the same kind of terms, so `toLowerCase`, `to_lower_case` and "to lower case" match.
 //!
 //! Rules: split at every character that is not a letter or digit (punctuation, `_`,
@@ -16,6 +16,25 @@ pub fn tokens(text: &str) -> Vec<String> {
             let t = stem(&part.to_lowercase());
             if t.chars().count() >= 2 && !is_stop(&t) {
                 out.push(t);
+            }
+        }
+    }
+    out
+}
+
+/// Initials of every run of at least three consecutive words: `breadth first search` →
+/// `bfs`, so an abbreviated name meets a spelled-out one.
+pub fn acronyms(words: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let ws: Vec<char> = words.iter().filter_map(|w| w.chars().next()).filter(|c| c.is_alphabetic()).collect();
+    if ws.len() != words.len() {
+        return out;
+    }
+    for a in 0..ws.len() {
+        for b in a + 3..=ws.len().min(a + 6) {
+            let s: String = ws[a..b].iter().collect();
+            if !out.contains(&s) {
+                out.push(s);
             }
         }
     }
@@ -110,6 +129,14 @@ fn is_stop(t: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn acronyms_of_word_runs() {
+        let w = |s: &str| s.split(' ').map(str::to_string).collect::<Vec<_>>();
+        assert_eq!(acronyms(&w("breadth first search")), ["bfs"]);
+        assert_eq!(acronyms(&w("igraph strongly connected component")), ["isc", "iscc", "scc"]);
+        assert!(acronyms(&w("edit distance")).is_empty());
+    }
 
     #[test]
     fn splits_identifiers() {

@@ -1,0 +1,663 @@
+//! Hybrid pseudocode search: cheap, complementary retrievers fill one candidate pool, each
+//! candidate becomes a fragment shaped by a structural alignment of the query into it
+//! (shrunk to the loop nest that holds the match, or grown into the functions it calls),
+//! and one learned scorer ([`super::ranker`]) orders them.
+//!
+//! Retrievers, each returning functions:
+//! - lexical: BM25F over function names, comments and bodies ([`crate::index::lexical`]),
+//!   queried with the pseudocode's words and its procedure names;
+//! - dense: the whole query text against the function text vectors (`functions.faiss`);
+//! - beryllium: the paper's node matching and grouping ([`super::pseudo`]);
+//! - structure: functions whose loop/branch/operator profile is closest to the query's,
+//!   re-ranked by tree alignment ([`crate::shape::align`]); the only one that reads no names.
+
+use super::ranker::{Ranker, FEATURES, N_FEATURES};
+use super::{fragments, query_vectors, to_pcode, Fragment, LineMatch, QueryNode, SearchError, SearchOptions, SearchResult, Span, Timings};
+use crate::features::{Encoder, DIM};
+use crate::graph::Icfg;
+use crate::index::lexical::query_terms;
+use crate::index::store::FunctionRow;
+use crate::index::{vectors, Index, IndexError};
+use crate::pcode::{Classifier, PcodeError};
+use crate::shape::align::{align, Alignment, Tree};
+use crate::shape::{Profile, Shape};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+use std::time::Instant;
+
+/// `beryl search --pseudo --method`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    /// Every retriever, structural alignment and the learned scorer.
+    Hybrid,
+    /// The paper's pipeline: node matching, grouping, γ = covered nodes + 1/distance.
+    Beryllium,
+    /// BM25F over function names, comments and bodies.
+    Bm25,
+    /// The query's procedure names against function names (then comments).
+    Name,
+    /// The whole query against function text vectors.
+    Dense,
+}
+
+impl Method {
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Hybrid => "hybrid",
+            Method::Beryllium => "beryllium",
+            Method::Bm25 => "bm25",
+            Method::Name => "name",
+            Method::Dense => "dense",
+        }
+    }
+}
+
+/// The first-stage retrievers, as bits of [`Candidate::found`].
+pub const RETRIEVERS: [&str; 4] = ["lexical", "dense", "beryllium", "structure"];
+const LEXICAL: usize = 0;
+const DENSE: usize = 1;
+const BERYLLIUM: usize = 2;
+const STRUCTURE: usize = 3;
+
+/// Functions whose profile is compared by alignment in the structural retriever.
+const STRUCT_PRESELECT: usize = 300;
+/// Most nodes of a code tree (callees included).
+const MAX_TREE: usize = 1500;
+/// Alignment gain that makes a grown fragment worth offering.
+const GROW_GAIN: f32 = 0.08;
+
+#[derive(Clone, Debug)]
+pub struct HybridOptions {
+    /// Which retrievers fill the pool (in [`RETRIEVERS`] order).
+    pub retrievers: [bool; 4],
+    /// Functions each retriever contributes.
+    pub per_retriever: usize,
+    /// Offer fragments grown into callees (depth ≤ 2).
+    pub grow: bool,
+    /// Shrink a long function to the region holding the match.
+    pub shrink: bool,
+}
+
+impl Default for HybridOptions {
+    fn default() -> Self {
+        HybridOptions { retrievers: [true; 4], per_retriever: 100, grow: true, shrink: true }
+    }
+}
+
+/// A pseudocode query, analysed once for every retriever.
+pub struct Query {
+    pub pcode: String,
+    pub converted: bool,
+    pub icfg: Icfg,
+    line_map: Vec<u32>,
+    /// One per shape node of every procedure, for reporting matches.
+    pub nodes: Vec<QueryNode>,
+    node_of: HashMap<(u32, u16), usize>,
+    /// The query's words without markup or line numbers.
+    pub words: String,
+    pub procedures: Vec<String>,
+    pub shapes: Vec<Shape>,
+    /// The main procedure with the procedures it calls hung under their calls.
+    pub tree: Tree,
+    pub profile: Profile,
+    /// Lines of the query's statements.
+    pub lines: u32,
+}
+
+/// Pseudocode as plain words: no listing numbers, no `$`/`@` markup, no `▷` comments.
+pub fn plain_words(src: &str) -> String {
+    src.lines()
+        .map(|l| {
+            let t = l.trim_start();
+            let digits = t.len() - t.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            let t = if digits > 0 && t[digits..].starts_with(' ') { &t[digits + 1..] } else { l };
+            t.replace(['$', '@', '▷'], " ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+impl Query {
+    pub fn parse(src: &str, name: &Path, clf: impl FnOnce() -> Result<Classifier, PcodeError>) -> Result<Query, SearchError> {
+        let (pcode, converted, line_map) = to_pcode(src, clf).map_err(|e| e.with_file(&name.display().to_string()))?;
+        let icfg = crate::pcode::icfg(&pcode, name).map_err(|e| e.with_file(&name.display().to_string()))?;
+        let shapes = Shape::all(&icfg);
+        if icfg.functions.is_empty() {
+            return Err(SearchError::EmptyQuery);
+        }
+        let procedures: Vec<String> = icfg.functions.iter().map(|f| f.meta.name.clone()).collect();
+        // The main procedure is the first one no other procedure calls.
+        let called: BTreeSet<u32> = shapes.iter().flat_map(|s| s.callees.iter().map(|c| c.1)).collect();
+        let main = (0..shapes.len() as u32).find(|p| !called.contains(p)).unwrap_or(0);
+        let get = |p: u32| shapes.get(p as usize).cloned();
+        let tree = Tree::build(main, &get, 2, 500);
+        let map = |l: u32| line_map.get(l as usize - 1).copied().unwrap_or(l);
+        let mut nodes = Vec::new();
+        let mut node_of = HashMap::new();
+        let mut lines = BTreeSet::new();
+        let mut profile = Profile::default();
+        for (p, s) in shapes.iter().enumerate() {
+            let entry = icfg.functions[p].entry.index();
+            for (k, n) in s.nodes.iter().enumerate() {
+                let w = &icfg.graph[petgraph::graph::NodeIndex::new(entry + n.local as usize)];
+                let ls = (map(n.lines.0.max(1)), map(n.lines.1.max(1)));
+                lines.extend(ls.0..=ls.1);
+                node_of.insert((p as u32, k as u16), nodes.len());
+                nodes.push(QueryNode { id: nodes.len(), kind: w.kind.name().into(), lines: ls, text: w.text.clone() });
+            }
+            let sp = s.profile();
+            profile.nodes += sp.nodes;
+            profile.loops += sp.loops;
+            profile.depth = profile.depth.max(sp.depth);
+            profile.branches += sp.branches;
+            profile.returns += sp.returns;
+            profile.calls += sp.calls;
+            for i in 0..7 {
+                profile.ops[i] += sp.ops[i];
+            }
+            profile.sub.add(sp.sub);
+            profile.recursive |= sp.recursive;
+        }
+        if nodes.is_empty() {
+            return Err(SearchError::EmptyQuery);
+        }
+        Ok(Query {
+            words: plain_words(src),
+            pcode,
+            converted,
+            icfg,
+            line_map,
+            nodes,
+            node_of,
+            procedures,
+            shapes,
+            tree,
+            profile,
+            lines: lines.len().max(1) as u32,
+        })
+    }
+}
+
+/// One span of a candidate fragment.
+#[derive(Clone, Debug)]
+pub struct CandSpan {
+    pub function: u32,
+    pub path: String,
+    pub lines: (u32, u32),
+}
+
+/// A candidate fragment with its signals.
+#[derive(Clone, Debug)]
+pub struct Candidate {
+    /// The function it starts from.
+    pub function: u32,
+    pub grown: bool,
+    /// The root function's span first, then callees'.
+    pub spans: Vec<CandSpan>,
+    /// Signals, in [`FEATURES`] order.
+    pub x: [f32; N_FEATURES],
+    /// Bit i: retriever i returned the function.
+    pub found: u8,
+    /// Ranks in each retriever (0-based), where it returned the function.
+    pub ranks: [Option<u32>; 4],
+    pub alignment: Alignment,
+    /// (function, shape node) of each node of the code tree the alignment used.
+    origins: Vec<(u32, u16)>,
+    pub score: f32,
+}
+
+/// Cached function rows and file paths of one query.
+struct Rows<'a> {
+    index: &'a Index,
+    funcs: HashMap<u32, FunctionRow>,
+    paths: HashMap<u32, String>,
+}
+
+impl Rows<'_> {
+    fn function(&mut self, f: u32) -> Result<&FunctionRow, IndexError> {
+        if !self.funcs.contains_key(&f) {
+            let r = self.index.store.function(f)?;
+            self.funcs.insert(f, r);
+        }
+        Ok(&self.funcs[&f])
+    }
+
+    fn path(&mut self, file: u32) -> Result<String, IndexError> {
+        if let Some(p) = self.paths.get(&file) {
+            return Ok(p.clone());
+        }
+        let p = self.index.store.file(file)?.path;
+        self.paths.insert(file, p.clone());
+        Ok(p)
+    }
+}
+
+fn top_k(scores: &[(u32, f32)], k: usize) -> Vec<(u32, f32)> {
+    let mut v: Vec<(u32, f32)> = scores.to_vec();
+    v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    v.truncate(k);
+    v
+}
+
+/// Last line of each shape node's subtree.
+fn subtree_ends(s: &Shape) -> Vec<u32> {
+    let mut end: Vec<u32> = s.nodes.iter().map(|n| n.lines.1).collect();
+    for k in (0..s.nodes.len()).rev() {
+        let p = s.nodes[k].parent;
+        if p != crate::shape::TOP {
+            end[p as usize] = end[p as usize].max(end[k]);
+        }
+    }
+    end
+}
+
+/// Every candidate of the pool with its signals (unscored).
+pub fn candidates(index: &mut Index, enc: &Encoder, q: &Query, opts: &HybridOptions) -> Result<Vec<Candidate>, SearchError> {
+    let k = opts.per_retriever;
+    let mut ranks: HashMap<u32, [Option<u32>; 4]> = HashMap::new();
+    let note = |list: &[(u32, f32)], r: usize, ranks: &mut HashMap<u32, [Option<u32>; 4]>| {
+        for (i, &(f, _)) in list.iter().enumerate() {
+            let e = ranks.entry(f).or_default();
+            if e[r].is_none() {
+                e[r] = Some(i as u32);
+            }
+        }
+    };
+
+    // Lexical.
+    let lex = index.lexical.search(&query_terms(&q.words, &q.procedures));
+    if opts.retrievers[LEXICAL] {
+        let scored: Vec<(u32, f32)> = lex.score.iter().enumerate().filter(|(_, &s)| s > 0.0).map(|(f, &s)| (f as u32, s)).collect();
+        note(&top_k(&scored, k), LEXICAL, &mut ranks);
+    }
+    // Dense.
+    let names: Vec<String> = q.procedures.iter().map(|p| crate::index::name_words(p)).collect();
+    let qvec = enc.encode(&[format!("{}. {}", names.join(", "), q.words).as_str()])?.remove(0);
+    if opts.retrievers[DENSE] {
+        let hits = vectors::search(&mut index.functions, &qvec, DIM, k)?;
+        let list: Vec<(u32, f32)> = hits.first().into_iter().flatten().map(|&(f, s)| (f as u32, s)).collect();
+        note(&list, DENSE, &mut ranks);
+    }
+    // Beryllium: coverage of the best fragment that touches each function.
+    let mut beryl: HashMap<u32, f32> = HashMap::new();
+    if opts.retrievers[BERYLLIUM] {
+        let qv = query_vectors(index, enc, &q.icfg, &q.line_map)?;
+        let total = qv.nodes.len().max(1) as f32;
+        if !qv.nodes.is_empty() {
+            let bopts = SearchOptions { top: k / 2, ..SearchOptions::default() };
+            let r = fragments(index, qv, &bopts, "pseudocode", 0.0, Instant::now())?;
+            let mut list = Vec::new();
+            for f in &r.fragments {
+                for s in &f.spans {
+                    let cov = f.query_nodes_covered as f32 / total;
+                    let e = beryl.entry(s.function_id).or_insert(0.0);
+                    *e = e.max(cov);
+                    if !list.iter().any(|&(g, _)| g == s.function_id) {
+                        list.push((s.function_id, cov));
+                    }
+                }
+            }
+            note(&list, BERYLLIUM, &mut ranks);
+        }
+    }
+    // Structure: profile first, then alignment of the closest.
+    let qprof = {
+        let mut v = q.profile.vector();
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-9);
+        v.iter_mut().for_each(|x| *x /= n);
+        v
+    };
+    index.load_profiles();
+    let index: &Index = index;
+    let profiles = index.profiles();
+    let prof_sim = |f: u32| -> f32 { profiles.get(f as usize).map_or(0.0, |p| p.iter().zip(&qprof).map(|(a, b)| a * b).sum()) };
+    let mut aligned: HashMap<u32, (Tree, Alignment)> = HashMap::new();
+    let shapes = &index.shapes;
+    let get = |f: u32| shapes.get(f);
+    if opts.retrievers[STRUCTURE] {
+        let all: Vec<(u32, f32)> = (0..profiles.len() as u32).map(|f| (f, prof_sim(f))).collect();
+        let pre = top_k(&all, STRUCT_PRESELECT);
+        let mut scored = Vec::new();
+        for &(f, _) in &pre {
+            let t = Tree::build(f, &get, 0, MAX_TREE);
+            let a = align(&q.tree, &t);
+            scored.push((f, a.score));
+            aligned.insert(f, (t, a));
+        }
+        note(&top_k(&scored, k), STRUCTURE, &mut ranks);
+    }
+
+    // One or two candidates per pooled function.
+    let mut rows = Rows { index, funcs: HashMap::new(), paths: HashMap::new() };
+    let mut out = Vec::new();
+    let mut pool: Vec<(u32, [Option<u32>; 4])> = ranks.into_iter().collect();
+    pool.sort_by_key(|p| p.0);
+    for (f, rk) in pool {
+        let Some(shape) = shapes.get(f) else { continue };
+        let (t0, a0) = match aligned.remove(&f) {
+            Some(x) => x,
+            None => {
+                let t = Tree::build(f, &get, 0, MAX_TREE);
+                let a = align(&q.tree, &t);
+                (t, a)
+            }
+        };
+        let mut variants = vec![(false, t0, a0)];
+        if opts.grow && !shape.callees.is_empty() {
+            let t2 = Tree::build(f, &get, 2, MAX_TREE);
+            let a2 = align(&q.tree, &t2);
+            if a2.score > variants[0].2.score + GROW_GAIN {
+                variants.push((true, t2, a2));
+            }
+        }
+        let found = (0..4).fold(0u8, |m, r| m | (u8::from(rk[r].is_some()) << r));
+        for (grown, tree, a) in variants {
+            let spans = fragment_spans(&mut rows, &get, f, &tree, &a, opts.shrink)?;
+            let mut x = [0f32; N_FEATURES];
+            let rr = |r: Option<u32>| r.map_or(0.0, |r| 1.0 / (1.0 + r as f32));
+            let nw = lex.name_words.max(1) as f32;
+            x[1] = rr(rk[LEXICAL]);
+            x[2] = if lex.name_words > 0 { lex.name_hits[f as usize] as f32 / nw } else { 0.0 };
+            x[3] = if lex.name_words > 0 { lex.comment_hits[f as usize] as f32 / nw } else { 0.0 };
+            x[0] = lex.score[f as usize];
+            x[4] = index_cosine(rows.index, f, &qvec);
+            x[5] = rr(rk[DENSE]);
+            x[6] = beryl.get(&f).copied().unwrap_or(0.0);
+            x[7] = rr(rk[BERYLLIUM]);
+            x[8] = a.score;
+            let p = shape.profile();
+            x[10] = prof_sim(f);
+            x[11] = f32::from(u8::from(p.depth == q.profile.depth));
+            x[12] = ((p.loops as f32 - q.profile.loops as f32).abs() / (1.0 + q.profile.loops as f32)).min(2.0);
+            x[13] = f32::from(u8::from(p.recursive == q.profile.recursive));
+            let region_nodes = match a.region {
+                Some(j) => subtree_size(&tree, j),
+                None => tree.nodes.len(),
+            };
+            x[14] = a.pairs.len() as f32 / region_nodes.max(1) as f32;
+            let mut per_file: HashMap<&str, (u32, u32)> = HashMap::new();
+            for s in &spans {
+                let e = per_file.entry(s.path.as_str()).or_insert(s.lines);
+                e.0 = e.0.min(s.lines.0);
+                e.1 = e.1.max(s.lines.1);
+            }
+            let extent = per_file.values().map(|&(a, b)| b.saturating_sub(a) + 1).max().unwrap_or(1);
+            x[15] = (extent as f32 / q.lines as f32).ln();
+            x[16] = x[15] * x[15];
+            x[17] = f32::from(u8::from(grown));
+            let origins = tree.nodes.iter().map(|n| n.origin).collect();
+            out.push(Candidate { function: f, grown, spans, x, found, ranks: rk, alignment: a, origins, score: 0.0 });
+        }
+    }
+    // Pool-relative signals.
+    let max_of = |i: usize, out: &[Candidate]| out.iter().map(|c| c.x[i]).fold(f32::MIN, f32::max);
+    let (lex_max, dense_max, align_max) = (max_of(0, &out), max_of(4, &out), max_of(8, &out));
+    for c in &mut out {
+        c.x[0] = if lex_max > 0.0 { c.x[0] / lex_max } else { 0.0 };
+        c.x[4] -= dense_max;
+        c.x[9] = c.x[8] - align_max;
+    }
+    Ok(out)
+}
+
+fn index_cosine(index: &Index, f: u32, q: &[f32]) -> f32 {
+    index.function_vector(f).map_or(0.0, |v| v.iter().zip(q).map(|(a, b)| a * b).sum())
+}
+
+fn subtree_size(t: &Tree, j: u32) -> usize {
+    let mut n = 0;
+    let mut stack = vec![j];
+    while let Some(x) = stack.pop() {
+        n += 1;
+        stack.extend(&t.nodes[x as usize].children);
+    }
+    n
+}
+
+/// The fragment an alignment picks out: in the root function the matched lines (with the
+/// rest of every matched loop or branch) when the function is much longer than that,
+/// else the whole function; in callees the whole callee unless it is long.
+fn fragment_spans(rows: &mut Rows, get: &dyn Fn(u32) -> Option<Shape>, f: u32, tree: &Tree, a: &Alignment, shrink: bool) -> Result<Vec<CandSpan>, IndexError> {
+    let mut per: Vec<(u32, Vec<u16>)> = vec![(f, Vec::new())];
+    let mut add = |o: (u32, u16)| match per.iter_mut().find(|p| p.0 == o.0) {
+        Some(p) => p.1.push(o.1),
+        None => per.push((o.0, vec![o.1])),
+    };
+    for &(_, cj, _) in &a.pairs {
+        add(tree.nodes[cj as usize].origin);
+    }
+    if let Some(j) = a.region {
+        add(tree.nodes[j as usize].origin);
+    }
+    let mut out = Vec::new();
+    for (fid, ks) in per {
+        let row = rows.function(fid)?.clone();
+        let path = rows.path(row.file)?;
+        let whole = row.lines;
+        let len = whole.1.saturating_sub(whole.0) + 1;
+        let lines = match get(fid) {
+            Some(s) if !ks.is_empty() => {
+                let ends = subtree_ends(&s);
+                let lo = ks.iter().filter_map(|&k| s.nodes.get(k as usize)).map(|n| n.lines.0).min().unwrap_or(whole.0);
+                let hi = ks.iter().filter_map(|&k| ends.get(k as usize)).copied().max().unwrap_or(whole.1);
+                let tight = hi.saturating_sub(lo) + 1;
+                let long = if fid == f { len > 2 * tight + 20 } else { len > 60 };
+                if shrink && long {
+                    (lo, hi.max(lo))
+                } else {
+                    whole
+                }
+            }
+            _ => whole,
+        };
+        out.push(CandSpan { function: fid, path, lines });
+    }
+    Ok(out)
+}
+
+/// Scores candidates with `ranker`, best first, dropping any that overlaps a better one.
+pub fn rank(cands: &mut Vec<Candidate>, ranker: &Ranker, top: usize) {
+    for c in cands.iter_mut() {
+        c.score = ranker.score(&c.x);
+    }
+    cands.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.function.cmp(&b.function)).then(a.grown.cmp(&b.grown)));
+    let mut kept: Vec<Candidate> = Vec::new();
+    for c in cands.drain(..) {
+        let overlaps = kept.iter().any(|k| {
+            k.spans.iter().any(|s| c.spans.iter().any(|t| s.function == t.function && s.lines.0 <= t.lines.1 && t.lines.0 <= s.lines.1))
+        });
+        if !overlaps {
+            kept.push(c);
+            if kept.len() >= top {
+                break;
+            }
+        }
+    }
+    *cands = kept;
+}
+
+fn describe(c: &Candidate, q: &Query, function: &str) -> Vec<String> {
+    let f = |name: &str| c.x[FEATURES.iter().position(|x| *x == name).expect("known feature")];
+    let mut r = Vec::new();
+    if f("name") > 0.0 {
+        r.push(format!("name: {:.0}% of the query's procedure-name words are in `{function}`", 100.0 * f("name")));
+    }
+    if let Some(k) = c.ranks[LEXICAL] {
+        r.push(format!("lexical: BM25F rank {}", k + 1));
+    }
+    if let Some(k) = c.ranks[DENSE] {
+        r.push(format!("dense: text-vector rank {}", k + 1));
+    }
+    let qn: BTreeSet<u32> = c.alignment.pairs.iter().map(|p| p.0).collect();
+    r.push(format!(
+        "structure: {} of {} query statements aligned in order (score {:.2}, {} loop(s) in the query)",
+        qn.len(),
+        q.tree.nodes.len(),
+        c.alignment.score,
+        q.profile.loops
+    ));
+    if f("beryllium") > 0.0 {
+        r.push(format!("beryllium: a node group covers {:.0}% of the query", 100.0 * f("beryllium")));
+    }
+    if c.grown {
+        r.push(format!("fragment: grown into {} called function(s)", c.spans.len() - 1));
+    }
+    r
+}
+
+/// Fragments of the report from ranked candidates.
+fn to_fragments(index: &Index, q: &Query, cands: &[Candidate]) -> Result<Vec<Fragment>, SearchError> {
+    let mut rows = Rows { index, funcs: HashMap::new(), paths: HashMap::new() };
+    let total_lines: BTreeSet<u32> = q.nodes.iter().flat_map(|n| n.lines.0..=n.lines.1).collect();
+    let mut out = Vec::new();
+    for (rank, c) in cands.iter().enumerate() {
+        let mut matches = Vec::new();
+        let mut covered = BTreeSet::new();
+        let mut count: HashMap<u32, usize> = HashMap::new();
+        for &(qi, cj, sim) in &c.alignment.pairs {
+            let Some(&qk) = q.node_of.get(&q.tree.nodes[qi as usize].origin) else { continue };
+            let (fid, k) = c.origins[cj as usize];
+            let Some(shape) = index.shapes.get(fid) else { continue };
+            let Some(n) = shape.nodes.get(k as usize) else { continue };
+            let row = rows.function(fid)?.clone();
+            let node = index.store.node(row.entry + n.local as u32)?;
+            let qn = &q.nodes[qk];
+            covered.extend(qn.lines.0..=qn.lines.1);
+            *count.entry(fid).or_default() += 1;
+            matches.push(LineMatch {
+                query_node: qk,
+                query_lines: qn.lines,
+                query_text: qn.text.clone(),
+                path: rows.path(row.file)?,
+                lines: node.lines,
+                code: node.text,
+                similarity: sim,
+            });
+        }
+        matches.sort_by_key(|m| (m.query_lines, m.query_node));
+        let mut spans = Vec::new();
+        for s in &c.spans {
+            let row = rows.function(s.function)?.clone();
+            spans.push(Span {
+                path: s.path.clone(),
+                function_id: s.function,
+                function: row.qualified.clone(),
+                function_lines: row.lines,
+                lines: s.lines,
+                nodes: count.get(&s.function).copied().unwrap_or(0),
+            });
+        }
+        let name = spans.first().map(|s| s.function.clone()).unwrap_or_default();
+        out.push(Fragment {
+            rank: rank + 1,
+            score: c.score as f64,
+            query_nodes_covered: c.alignment.pairs.iter().map(|p| p.0).collect::<BTreeSet<_>>().len(),
+            query_lines_covered: covered.len(),
+            query_lines_total: total_lines.len(),
+            distance: 0,
+            spans,
+            matches,
+            reasons: describe(c, q, &name),
+        });
+    }
+    Ok(out)
+}
+
+/// Whole functions ranked by one signal (the single-retriever methods).
+fn function_fragments(index: &Index, list: &[(u32, f32)], why: &dyn Fn(usize, f32) -> String) -> Result<Vec<Fragment>, SearchError> {
+    let mut rows = Rows { index, funcs: HashMap::new(), paths: HashMap::new() };
+    let mut out = Vec::new();
+    for (rank, &(f, s)) in list.iter().enumerate() {
+        let row = rows.function(f)?.clone();
+        let path = rows.path(row.file)?;
+        out.push(Fragment {
+            rank: rank + 1,
+            score: s as f64,
+            query_nodes_covered: 0,
+            query_lines_covered: 0,
+            query_lines_total: 0,
+            distance: 0,
+            spans: vec![Span { path, function_id: f, function: row.qualified, function_lines: row.lines, lines: row.lines, nodes: 0 }],
+            matches: Vec::new(),
+            reasons: vec![why(rank, s)],
+        });
+    }
+    Ok(out)
+}
+
+/// Pseudocode search by `method`. `ranker` is needed by [`Method::Hybrid`].
+pub fn search(
+    index: &mut Index,
+    enc: &Encoder,
+    src: &str,
+    name: &Path,
+    clf: impl FnOnce() -> Result<Classifier, PcodeError>,
+    opts: &SearchOptions,
+    method: Method,
+    ranker: Option<&Ranker>,
+) -> Result<SearchResult, SearchError> {
+    if method == Method::Beryllium {
+        return super::pseudo(index, enc, src, name, clf, opts);
+    }
+    let t0 = Instant::now();
+    let q = Query::parse(src, name, clf)?;
+    let embed_ms = t0.elapsed().as_secs_f64() * 1000.0;
+    let t1 = Instant::now();
+    let top = opts.top.max(1);
+    let fragments = match method {
+        Method::Hybrid => {
+            let ranker = ranker.ok_or_else(|| SearchError::NoRanker("none given".into()))?;
+            let mut cands = candidates(index, enc, &q, &HybridOptions::default())?;
+            rank(&mut cands, ranker, top);
+            to_fragments(index, &q, &cands)?
+        }
+        Method::Bm25 => {
+            let lex = index.lexical.search(&query_terms(&q.words, &q.procedures));
+            let scored: Vec<(u32, f32)> = lex.score.iter().enumerate().filter(|(_, &s)| s > 0.0).map(|(f, &s)| (f as u32, s)).collect();
+            function_fragments(index, &top_k(&scored, top), &|r, s| format!("lexical: BM25F {s:.2}, rank {}", r + 1))?
+        }
+        Method::Name => {
+            let lex = index.lexical.search(&query_terms("", &q.procedures));
+            let n = lex.name_words.max(1) as f32;
+            // Name words in the name count fully, in the comment half; shorter functions first.
+            let mut scored: Vec<(u32, f32, u32)> = (0..lex.score.len())
+                .filter(|&f| lex.name_hits[f] + lex.comment_hits[f] > 0)
+                .map(|f| {
+                    let len = index.shapes.get(f as u32).map_or(u32::MAX, |s| s.lines.1.saturating_sub(s.lines.0));
+                    (f as u32, (lex.name_hits[f] as f32 + 0.5 * lex.comment_hits[f] as f32) / n, len)
+                })
+                .collect();
+            scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)).then(a.0.cmp(&b.0)));
+            let list: Vec<(u32, f32)> = scored.into_iter().take(top).map(|(f, s, _)| (f, s)).collect();
+            function_fragments(index, &list, &|_, s| format!("name: procedure-name words matched, score {s:.2}"))?
+        }
+        Method::Dense => {
+            let names: Vec<String> = q.procedures.iter().map(|p| crate::index::name_words(p)).collect();
+            let v = enc.encode(&[format!("{}. {}", names.join(", "), q.words).as_str()])?.remove(0);
+            let hits = vectors::search(&mut index.functions, &v, DIM, top)?;
+            let list: Vec<(u32, f32)> = hits.first().into_iter().flatten().map(|&(f, s)| (f as u32, s)).collect();
+            function_fragments(index, &list, &|_, s| format!("dense: cosine {s:.2} to the function's text vector"))?
+        }
+        Method::Beryllium => unreachable!("handled above"),
+    };
+    Ok(SearchResult {
+        mode: format!("pseudocode-{}", method.name()),
+        pcode: Some(q.pcode.clone()),
+        converted: q.converted,
+        query_nodes: q.nodes.clone(),
+        fragments,
+        timings: Timings { embed_ms, knn_ms: t1.elapsed().as_secs_f64() * 1000.0, group_ms: 0.0, total_ms: t0.elapsed().as_secs_f64() * 1000.0 },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_words_drop_markup_and_numbers() {
+        assert_eq!(plain_words(" 1 FOO(A)\n 2     $x = 1$ @do it@"), "FOO(A)\n     x = 1   do it ");
+    }
+}

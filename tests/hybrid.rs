@@ -1,0 +1,130 @@
+//! The default pseudocode search (hybrid) end to end on real projects, as they are and
+//! with every identifier renamed and every comment removed (the project's anonymizer),
+//! so that names cannot carry the result; and queries at the edge of what is searchable.
+
+use beryl::corpus::fetch::fetch;
+use beryl::eval::algo::renamed_root;
+use beryl::features::Encoder;
+use beryl::index::{self, Index, IndexOptions};
+use beryl::pcode::Classifier;
+use beryl::search::hybrid::{self, Method};
+use beryl::search::ranker::Ranker;
+use beryl::search::{Fragment, SearchError, SearchOptions};
+use std::path::{Path, PathBuf};
+
+fn encoder() -> Encoder {
+    Encoder::load_cached(None).expect("encoder and its vector cache")
+}
+
+fn model() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("models/default")
+}
+
+fn build(roots: &[PathBuf], dir: &Path, enc: &Encoder) -> Index {
+    let r = index::build(roots, dir, &IndexOptions::default(), &model(), enc, &mut |_, _, _| {}).expect("index");
+    eprintln!("indexed {} files, {} functions in {:.1} s", r.files, r.functions, r.total_seconds);
+    Index::open(dir, enc, Some(&model()), 32).expect("open")
+}
+
+fn search(idx: &mut Index, enc: &Encoder, src: &str, method: Method) -> Result<Vec<Fragment>, SearchError> {
+    let ranker = Ranker::load(&Ranker::default_path()).expect("shipped ranker");
+    let opts = SearchOptions { top: 10, ..SearchOptions::default() };
+    let r = hybrid::search(idx, enc, src, Path::new("query"), || Classifier::load(&Classifier::default_path()), &opts, method, Some(&ranker))?;
+    for f in &r.fragments {
+        let s = &f.spans[0];
+        eprintln!("#{} {:.2} {}:{}-{} {} {:?}", f.rank, f.score, s.path, s.lines.0, s.lines.1, s.function, f.reasons);
+    }
+    Ok(r.fragments)
+}
+
+fn query(name: &str) -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("queries").join(name)).unwrap()
+}
+
+/// Rank of the first fragment that overlaps `lines` of a file ending in `file` and is no
+/// larger than the benchmark's size rule allows.
+fn hit_rank(frags: &[Fragment], file: &str, lines: (u32, u32)) -> Option<usize> {
+    let span = lines.1 - lines.0 + 1;
+    let limit = (3 * span).max(span + 30);
+    frags
+        .iter()
+        .position(|f| {
+            let size = f.spans.iter().filter(|s| s.path.ends_with(file)).map(|s| s.lines.1 - s.lines.0 + 1).max().unwrap_or(u32::MAX);
+            f.spans.iter().any(|s| s.path.ends_with(file) && s.lines.0 <= lines.1 && s.lines.1 >= lines.0) && size <= limit
+        })
+        .map(|i| i + 1)
+}
+
+/// igraph's shortest-path code: Floyd–Warshall beside Dijkstra, Bellman–Ford, Johnson and
+/// BFS, as written and anonymized.
+#[test]
+fn floyd_warshall_in_igraph_as_is_and_renamed() {
+    let root = fetch("igraph").unwrap().join("src/paths");
+    let tmp = tempfile::tempdir().unwrap();
+    let enc = encoder();
+    let renamed = renamed_root(tmp.path(), "igraph-paths", &root).unwrap();
+    // igraph_distances_floyd_warshall, lines 58–141 of 0.10.2 (bench/algo/truth.json).
+    let fw = (58, 141);
+    for (what, r) in [("as is", root), ("renamed", renamed)] {
+        let mut idx = build(&[r], &tmp.path().join(format!("index-{}", what.replace(' ', "-"))), &enc);
+        let frags = search(&mut idx, &enc, &query("floyd-warshall.txt"), Method::Hybrid).unwrap();
+        let rank = hit_rank(&frags, "floyd_warshall.c", fw);
+        assert!(rank.is_some_and(|r| r <= 3), "{what}: Floyd–Warshall at {rank:?}");
+        assert!(!frags[0].reasons.is_empty(), "every fragment says why it matched");
+    }
+}
+
+/// commons-lang3's StringUtils: Levenshtein distance among hundreds of string helpers.
+#[test]
+fn edit_distance_in_commons_lang3_as_is_and_renamed() {
+    let src = fetch("libcommons-lang3-java").unwrap().join("src/main/java/org/apache/commons/lang3");
+    let tmp = tempfile::tempdir().unwrap();
+    let slice = tmp.path().join("lang3");
+    std::fs::create_dir(&slice).unwrap();
+    for f in ["StringUtils.java", "ArrayUtils.java", "CharSequenceUtils.java"] {
+        std::fs::copy(src.join(f), slice.join(f)).unwrap();
+    }
+    let renamed = renamed_root(tmp.path(), "lang3", &slice).unwrap();
+    let enc = encoder();
+    // getLevenshteinDistance(CharSequence, CharSequence), bench/algo/truth.json.
+    let truth: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/algo/truth.json")).unwrap()).unwrap();
+    let entries: Vec<(u32, u32)> = truth["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["algorithm"] == "edit-distance" && e["project"] == "commons-lang3")
+        .map(|e| (e["start_line"].as_u64().unwrap() as u32, e["end_line"].as_u64().unwrap() as u32))
+        .collect();
+    assert!(!entries.is_empty());
+    for (what, r) in [("as is", slice), ("renamed", renamed)] {
+        let mut idx = build(&[r], &tmp.path().join(format!("index-{}", what.replace(' ', "-"))), &enc);
+        let frags = search(&mut idx, &enc, &query("edit-distance.txt"), Method::Hybrid).unwrap();
+        let rank = entries.iter().filter_map(|&l| hit_rank(&frags, "StringUtils.java", l)).min();
+        assert!(rank.is_some_and(|r| r <= 3), "{what}: Levenshtein at {rank:?}");
+    }
+}
+
+/// Queries with little to align: no loop, one line, nothing at all.
+#[test]
+fn thin_queries_give_results_or_a_clear_error() {
+    let root = fetch("igraph").unwrap().join("src/paths");
+    let tmp = tempfile::tempdir().unwrap();
+    let enc = encoder();
+    let mut idx = build(&[root], tmp.path(), &enc);
+    for method in [Method::Hybrid, Method::Bm25, Method::Name, Method::Dense, Method::Beryllium] {
+        match search(&mut idx, &enc, "", method) {
+            Err(e) => assert!(e.to_string().contains("empty"), "{e}"),
+            Ok(f) => panic!("an empty query gave {} fragments", f.len()),
+        }
+        assert!(search(&mut idx, &enc, "   \n\n  ", method).is_err());
+        // One line, no loop.
+        let one = search(&mut idx, &enc, "RELAX(u, v, w)\n    if v.d > u.d + w(u, v)\n        v.d = u.d + w(u, v)\n", method).unwrap();
+        assert!(!one.is_empty(), "{method:?}: no fragment for a loop-free query");
+        let line = search(&mut idx, &enc, "x = a[i] + b[j]", method);
+        assert!(line.is_ok(), "{method:?}: {line:?}");
+    }
+    // Marked p-code with a syntax error is reported as such.
+    let bad = search(&mut idx, &enc, "FOO(A)\n    $x = $ y $\n", Method::Hybrid).unwrap_err();
+    assert!(matches!(bad, SearchError::Pcode(_)), "{bad}");
+}
