@@ -281,9 +281,9 @@ pub enum Method {
     #[value(name = "-structure")]
     #[serde(rename = "-structure")]
     NoStructure,
-    #[value(name = "-size")]
-    #[serde(rename = "-size")]
-    NoSize,
+    #[value(name = "-fragment")]
+    #[serde(rename = "-fragment")]
+    NoFragment,
 }
 
 impl Method {
@@ -300,7 +300,7 @@ impl Method {
         Method::NoDense,
         Method::NoBeryllium,
         Method::NoStructure,
-        Method::NoSize,
+        Method::NoFragment,
     ];
 
     pub fn name(self) -> &'static str {
@@ -318,7 +318,7 @@ impl Method {
             Method::NoDense => "-dense",
             Method::NoBeryllium => "-beryllium",
             Method::NoStructure => "-structure",
-            Method::NoSize => "-size",
+            Method::NoFragment => "-fragment",
         }
     }
 
@@ -340,7 +340,7 @@ impl Method {
             Method::NoDense => Some("dense"),
             Method::NoBeryllium => Some("beryllium"),
             Method::NoStructure => Some("structure"),
-            Method::NoSize => Some("size"),
+            Method::NoFragment => Some("fragment"),
             _ => return None,
         };
         Some(Variant { without })

@@ -72,7 +72,7 @@ impl Variant {
     }
 }
 
-pub const L2: f64 = 1.0;
+pub const L2: f64 = 1e-3;
 
 fn examples(pools: &[&Pool], v: Variant) -> Vec<Example> {
     let mut out = Vec::new();
@@ -111,10 +111,8 @@ pub fn order(p: &Pool, v: Variant, r: &Ranker) -> Vec<usize> {
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut kept: Vec<usize> = Vec::new();
     for (_, i) in scored {
-        let c = &p.cands[i];
-        let overlaps = kept.iter().any(|&k| {
-            p.cands[k].keys.iter().any(|a| c.keys.iter().any(|b| a.0 == b.0 && a.1 <= b.2 && b.1 <= a.2))
-        });
+        let root = |i: usize| p.cands[i].keys.first().copied();
+        let overlaps = kept.iter().any(|&k| matches!((root(k), root(i)), (Some(a), Some(b)) if a.0 == b.0 && a.1 <= b.2 && b.1 <= a.2));
         if !overlaps {
             kept.push(i);
             if kept.len() >= super::algo::MAX_RANK {

@@ -38,8 +38,14 @@ pub fn name_terms(lang: Lang, scope: &[String], name: &str) -> Vec<String> {
     let mut out: Vec<String> = parts.iter().flat_map(|p| tokens(p)).collect();
     let own = tokens(name);
     out.extend(acronyms(&own));
+    out.extend(joined(&own));
     out.extend(own);
     out
+}
+
+/// Adjacent words written as one (`quick sort` → `quicksort`), as names often are.
+fn joined(words: &[String]) -> Vec<String> {
+    words.windows(2).filter(|w| w[0].chars().all(char::is_alphabetic) && w[1].chars().all(char::is_alphabetic)).map(|w| format!("{}{}", w[0], w[1])).collect()
 }
 
 /// The documents of every function of `icfg`; `sources[file]` is the file's text and
@@ -126,8 +132,42 @@ pub fn encode(docs: &[Doc]) -> Vec<u8> {
 pub struct QueryTerm {
     pub term: String,
     pub weight: f32,
-    /// A word of the query's procedure names.
-    pub name: bool,
+    /// Its bit in the masks of [`LexScores`], when it is a procedure-name term.
+    pub name: Option<u8>,
+}
+
+/// A procedure name of the query: its words, and other spellings of the whole name
+/// (initials, the words run together), as bits of the name masks.
+#[derive(Clone, Debug, Default)]
+pub struct ProcName {
+    pub words: Vec<u8>,
+    pub whole: Vec<u8>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct QueryTerms {
+    pub terms: Vec<QueryTerm>,
+    pub procedures: Vec<ProcName>,
+}
+
+impl QueryTerms {
+    /// How much of a procedure name a mask holds: the share of its words, or 1 for another
+    /// spelling of the whole; the best procedure counts, the main one fully, others at 3/4.
+    pub fn coverage(&self, mask: u32, main: usize) -> f32 {
+        let has = |b: &u8| mask & (1u32 << b) != 0;
+        let mut best = 0f32;
+        for (i, p) in self.procedures.iter().enumerate() {
+            let share = if p.whole.iter().any(has) {
+                1.0
+            } else if p.words.is_empty() {
+                0.0
+            } else {
+                p.words.iter().filter(|b| has(b)).count() as f32 / p.words.len() as f32
+            };
+            best = best.max(if i == main { share } else { 0.75 * share });
+        }
+        best
+    }
 }
 
 /// Per-function results of a lexical query.
@@ -135,12 +175,11 @@ pub struct QueryTerm {
 pub struct LexScores {
     /// BM25F score of each function.
     pub score: Vec<f32>,
-    /// Procedure-name words of the query found in each function's name field.
-    pub name_hits: Vec<u8>,
+    /// Procedure-name terms of the query found in each function's name field (bits as in
+    /// [`QueryTerm::name`]) …
+    pub name_mask: Vec<u32>,
     /// … and in its comment.
-    pub comment_hits: Vec<u8>,
-    /// Distinct procedure-name words the query has.
-    pub name_words: usize,
+    pub comment_mask: Vec<u32>,
 }
 
 pub struct Lexical {
@@ -211,12 +250,7 @@ impl Lexical {
 
     /// BM25F scores of every function, and where the query's procedure-name words occur.
     pub fn search(&self, query: &[QueryTerm]) -> LexScores {
-        let mut out = LexScores {
-            score: vec![0.0; self.n],
-            name_hits: vec![0; self.n],
-            comment_hits: vec![0; self.n],
-            name_words: query.iter().filter(|q| q.name).count(),
-        };
+        let mut out = LexScores { score: vec![0.0; self.n], name_mask: vec![0; self.n], comment_mask: vec![0; self.n] };
         let n = self.n as f32;
         for q in query {
             let Some(&(df, a, b)) = self.terms.get(&q.term) else { continue };
@@ -240,9 +274,9 @@ impl Lexical {
                     }
                 }
                 out.score[d] += q.weight * idf * t / (K1 + t);
-                if q.name {
-                    out.name_hits[d] += u8::from(tf[0] > 0);
-                    out.comment_hits[d] += u8::from(tf[1] > 0);
+                if let Some(b) = q.name {
+                    out.name_mask[d] |= u32::from(tf[0] > 0) << b;
+                    out.comment_mask[d] |= u32::from(tf[1] > 0) << b;
                 }
             }
         }
@@ -250,36 +284,54 @@ impl Lexical {
     }
 }
 
-/// Query terms of pseudocode: its words, and its procedure names (split, with initials)
-/// counted twice.
-pub fn query_terms(text: &str, procedures: &[String]) -> Vec<QueryTerm> {
+/// Query terms of pseudocode: its words, and its procedure names (split, initials, run
+/// together) counted twice.
+pub fn query_terms(text: &str, procedures: &[String]) -> QueryTerms {
     let mut weight: HashMap<String, f32> = HashMap::new();
     let mut order: Vec<String> = Vec::new();
-    let mut add = |t: String, w: f32, order: &mut Vec<String>| {
-        if !weight.contains_key(&t) {
-            order.push(t.clone());
+    let mut add = |t: &str, w: f32, order: &mut Vec<String>| {
+        if !weight.contains_key(t) {
+            order.push(t.to_string());
         }
-        *weight.entry(t).or_default() += w;
+        *weight.entry(t.to_string()).or_default() += w;
     };
     for t in tokens(text) {
-        add(t, 1.0, &mut order);
+        add(&t, 1.0, &mut order);
     }
     let mut names: Vec<String> = Vec::new();
+    let bit = |t: &str, names: &mut Vec<String>| -> Option<u8> {
+        if let Some(i) = names.iter().position(|n| n == t) {
+            return Some(i as u8);
+        }
+        (names.len() < 32).then(|| {
+            names.push(t.to_string());
+            (names.len() - 1) as u8
+        })
+    };
+    let mut procs = Vec::new();
     for p in procedures {
         let ws = tokens(p);
-        for t in acronyms(&ws).into_iter().take(1).chain(ws) {
-            if !names.contains(&t) {
-                names.push(t);
-            }
+        let mut pn = ProcName::default();
+        for w in &ws {
+            pn.words.extend(bit(w, &mut names));
         }
+        let mut whole: Vec<String> = acronyms(&ws).into_iter().filter(|a| a.len() == ws.len()).collect();
+        if ws.len() >= 2 && ws.iter().all(|w| w.chars().all(char::is_alphabetic)) {
+            whole.push(ws.concat());
+        }
+        for w in &whole {
+            pn.whole.extend(bit(w, &mut names));
+        }
+        procs.push(pn);
     }
     for t in &names {
-        add(t.clone(), 2.0, &mut order);
+        add(t, 2.0, &mut order);
     }
-    order
+    let terms = order
         .into_iter()
-        .map(|t| QueryTerm { weight: weight[&t].min(4.0), name: names.contains(&t), term: t })
-        .collect()
+        .map(|t| QueryTerm { weight: weight[&t].min(4.0), name: names.iter().position(|n| *n == t).map(|i| i as u8), term: t })
+        .collect();
+    QueryTerms { terms, procedures: procs }
 }
 
 #[cfg(test)]
@@ -301,16 +353,26 @@ mod tests {
         let lex = Lexical::from_bytes(encode(&docs)).unwrap();
         assert_eq!(lex.len(), 4);
         let q = query_terms("D = W for k = 1 to n D[i][j] = min(D[i][j], D[i][k] + D[k][j])", &["FLOYD-WARSHALL".into()]);
-        assert!(q.iter().any(|t| t.term == "floyd" && t.name && t.weight == 2.0));
-        let r = lex.search(&q);
+        assert!(q.terms.iter().any(|t| t.term == "floyd" && t.name.is_some() && t.weight == 2.0));
+        let r = lex.search(&q.terms);
         let best = (0..4).max_by(|&a, &b| r.score[a].total_cmp(&r.score[b])).unwrap();
         assert_eq!(best, 1, "{:?}", r.score);
-        assert_eq!((r.name_words, r.name_hits[1], r.name_hits[3]), (2, 2, 0));
-        // Initials: BFS meets breadthFirstSearch.
-        let r = lex.search(&query_terms("", &["BFS".into()]));
+        assert_eq!((q.coverage(r.name_mask[1], 0), q.coverage(r.name_mask[3], 0)), (1.0, 0.0));
+        // Initials: BFS meets breadthFirstSearch, and the other way round.
+        let q = query_terms("", &["BFS".into()]);
+        let r = lex.search(&q.terms);
         assert!(r.score[2] > 0.0 && r.score[0] == 0.0);
-        let r = lex.search(&query_terms("", &["BREADTH-FIRST-SEARCH".into()]));
-        assert_eq!(r.name_hits[2], 4);
+        assert_eq!(q.coverage(r.name_mask[2], 0), 1.0);
+        let q = query_terms("", &["BREADTH-FIRST-SEARCH".into(), "ENQUEUE".into()]);
+        let r = lex.search(&q.terms);
+        assert_eq!(q.coverage(r.name_mask[2], 0), 1.0);
+        assert_eq!(q.coverage(r.name_mask[2], 1), 0.75, "a helper's name counts less");
+        // Words run together: QUICKSORT meets quickSort, RADIX-SORT meets radixsort.
+        let lex = Lexical::from_bytes(encode(&[doc("quickSort1", "", ""), doc("radixsort", "", "")])).unwrap();
+        let q = query_terms("", &["QUICKSORT".into()]);
+        assert_eq!(q.coverage(lex.search(&q.terms).name_mask[0], 0), 1.0);
+        let q = query_terms("", &["RADIX-SORT".into()]);
+        assert_eq!(q.coverage(lex.search(&q.terms).name_mask[1], 0), 1.0);
     }
 
     #[test]
@@ -321,6 +383,6 @@ mod tests {
         assert!(Lexical::from_bytes(b"BRYLEX01\xff\xff\xff\xff\x00\x00\x00\x00".to_vec()).is_err());
         assert!(Lexical::from_bytes(Vec::new()).is_err());
         let empty = Lexical::from_bytes(encode(&[])).unwrap();
-        assert!(empty.search(&query_terms("x", &[])).score.is_empty());
+        assert!(empty.search(&query_terms("x", &[]).terms).score.is_empty());
     }
 }

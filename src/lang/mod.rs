@@ -75,7 +75,15 @@ pub fn parse_file(path: &Path, src: &str, file: u32) -> Option<ParsedFile> {
     let mut tree = parse(lang, src)?;
     let mut errors = error_regions(&tree);
     let is_h = path.extension().and_then(|e| e.to_str()).is_some_and(|e| e.eq_ignore_ascii_case("h"));
-    if is_h && errors > 0 {
+    // A header with C++-only syntax is C++ even when both parsers give up on it (lemon's
+    // templates with `#ifdef` in their heads leave one ERROR region in either).
+    if is_h && looks_cpp(src) {
+        if let Some(t) = parse(Lang::Cpp, src) {
+            lang = Lang::Cpp;
+            errors = error_regions(&t);
+            tree = t;
+        }
+    } else if is_h && errors > 0 {
         if let Some(t) = parse(Lang::Cpp, src) {
             let e = error_regions(&t);
             if e < errors {
@@ -94,9 +102,35 @@ pub fn parse_file(path: &Path, src: &str, file: u32) -> Option<ParsedFile> {
     })
 }
 
+/// Whether a header uses syntax C does not have: `namespace`, `template <`, access
+/// specifiers, or `::` outside comments.
+fn looks_cpp(src: &str) -> bool {
+    src.lines().any(|l| {
+        let t = l.trim_start();
+        if t.starts_with("//") || t.starts_with('*') || t.starts_with("/*") {
+            return false;
+        }
+        t.starts_with("namespace ")
+            || t.starts_with("template<")
+            || t.starts_with("template <")
+            || t.starts_with("public:")
+            || t.starts_with("private:")
+            || t.starts_with("protected:")
+            || t.split("//").next().is_some_and(|code| code.contains("::"))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn headers_with_cpp_syntax_are_cpp() {
+        assert!(looks_cpp("namespace lemon {\n  template <typename GR>\n  class Bfs {};\n}"));
+        assert!(looks_cpp("int x = std::max(a, b);"));
+        assert!(!looks_cpp("/* see Foo::bar */\nint f(int a);\n// a::b\n"));
+        assert!(!looks_cpp("struct s { int a; };\nint f(void);"));
+    }
 
     #[test]
     fn extensions_map_to_languages() {

@@ -98,6 +98,8 @@ pub struct Query {
     /// The query's words without markup or line numbers.
     pub words: String,
     pub procedures: Vec<String>,
+    /// Index of the main procedure in `procedures`.
+    pub main: usize,
     pub shapes: Vec<Shape>,
     /// The main procedure with the procedures it calls hung under their calls.
     pub tree: Tree,
@@ -128,11 +130,12 @@ impl Query {
             return Err(SearchError::EmptyQuery);
         }
         let procedures: Vec<String> = icfg.functions.iter().map(|f| f.meta.name.clone()).collect();
-        // The main procedure is the first one no other procedure calls.
-        let called: BTreeSet<u32> = shapes.iter().flat_map(|s| s.callees.iter().map(|c| c.1)).collect();
-        let main = (0..shapes.len() as u32).find(|p| !called.contains(p)).unwrap_or(0);
+        // The main procedure is the one whose tree, with the procedures it calls, is the
+        // largest (DIJKSTRA over RELAX; UNION over MAKE-SET); the first on a tie.
         let get = |p: u32| shapes.get(p as usize).cloned();
-        let tree = Tree::build(main, &get, 2, 500);
+        let trees: Vec<Tree> = (0..shapes.len() as u32).map(|p| Tree::build(p, &get, 2, 500)).collect();
+        let main = (0..trees.len()).fold(0, |best, p| if trees[p].nodes.len() > trees[best].nodes.len() { p } else { best });
+        let tree = trees.into_iter().nth(main).unwrap_or_default();
         let map = |l: u32| line_map.get(l as usize - 1).copied().unwrap_or(l);
         let mut nodes = Vec::new();
         let mut node_of = HashMap::new();
@@ -172,6 +175,7 @@ impl Query {
             nodes,
             node_of,
             procedures,
+            main,
             shapes,
             tree,
             profile,
@@ -267,7 +271,8 @@ pub fn candidates(index: &mut Index, enc: &Encoder, q: &Query, opts: &HybridOpti
     };
 
     // Lexical.
-    let lex = index.lexical.search(&query_terms(&q.words, &q.procedures));
+    let qt = query_terms(&q.words, &q.procedures);
+    let lex = index.lexical.search(&qt.terms);
     if opts.retrievers[LEXICAL] {
         let scored: Vec<(u32, f32)> = lex.score.iter().enumerate().filter(|(_, &s)| s > 0.0).map(|(f, &s)| (f as u32, s)).collect();
         note(&top_k(&scored, k), LEXICAL, &mut ranks);
@@ -357,10 +362,9 @@ pub fn candidates(index: &mut Index, enc: &Encoder, q: &Query, opts: &HybridOpti
             let spans = fragment_spans(&mut rows, &get, f, &tree, &a, opts.shrink)?;
             let mut x = [0f32; N_FEATURES];
             let rr = |r: Option<u32>| r.map_or(0.0, |r| 1.0 / (1.0 + r as f32));
-            let nw = lex.name_words.max(1) as f32;
             x[1] = rr(rk[LEXICAL]);
-            x[2] = if lex.name_words > 0 { lex.name_hits[f as usize] as f32 / nw } else { 0.0 };
-            x[3] = if lex.name_words > 0 { lex.comment_hits[f as usize] as f32 / nw } else { 0.0 };
+            x[2] = qt.coverage(lex.name_mask[f as usize], q.main);
+            x[3] = qt.coverage(lex.comment_mask[f as usize], q.main);
             x[0] = lex.score[f as usize];
             x[4] = index_cosine(rows.index, f, &qvec);
             x[5] = rr(rk[DENSE]);
@@ -387,6 +391,7 @@ pub fn candidates(index: &mut Index, enc: &Encoder, q: &Query, opts: &HybridOpti
             x[15] = (extent as f32 / q.lines as f32).ln();
             x[16] = x[15] * x[15];
             x[17] = f32::from(u8::from(grown));
+            x[18] = f32::from(u8::from(spans.first().is_some_and(|s| is_test_path(&s.path))));
             let origins = tree.nodes.iter().map(|n| n.origin).collect();
             out.push(Candidate { function: f, grown, spans, x, found, ranks: rk, alignment: a, origins, score: 0.0 });
         }
@@ -400,6 +405,18 @@ pub fn candidates(index: &mut Index, enc: &Encoder, q: &Query, opts: &HybridOpti
         c.x[9] = c.x[8] - align_max;
     }
     Ok(out)
+}
+
+/// Tests, examples, demos and benchmarks: code that uses an algorithm more often than it
+/// implements it.
+pub fn is_test_path(path: &str) -> bool {
+    const DIRS: [&str; 12] = ["test", "tests", "testing", "unittest", "unittests", "example", "examples", "demo", "demos", "bench", "benchmarks", "samples"];
+    let parts: Vec<&str> = path.split(['/', '\\']).collect();
+    let Some((file, dirs)) = parts.split_last() else { return false };
+    let stem = file.split('.').next().unwrap_or("");
+    dirs.iter().any(|d| DIRS.contains(&d.to_lowercase().as_str()))
+        || ["test_", "Test", "test-"].iter().any(|p| stem.starts_with(p))
+        || ["_test", "Test", "Tests", "-test", "_tests"].iter().any(|p| stem.ends_with(p))
 }
 
 fn index_cosine(index: &Index, f: u32, q: &[f32]) -> f32 {
@@ -457,16 +474,20 @@ fn fragment_spans(rows: &mut Rows, get: &dyn Fn(u32) -> Option<Shape>, f: u32, t
     Ok(out)
 }
 
-/// Scores candidates with `ranker`, best first, dropping any that overlaps a better one.
+/// Scores candidates with `ranker`, best first, dropping any whose first span overlaps
+/// the first span of a better one.
 pub fn rank(cands: &mut Vec<Candidate>, ranker: &Ranker, top: usize) {
     for c in cands.iter_mut() {
         c.score = ranker.score(&c.x);
     }
     cands.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.function.cmp(&b.function)).then(a.grown.cmp(&b.grown)));
+    // Fragments are distinct by where they start: a helper inside a grown fragment may
+    // still rank on its own.
     let mut kept: Vec<Candidate> = Vec::new();
     for c in cands.drain(..) {
-        let overlaps = kept.iter().any(|k| {
-            k.spans.iter().any(|s| c.spans.iter().any(|t| s.function == t.function && s.lines.0 <= t.lines.1 && t.lines.0 <= s.lines.1))
+        let overlaps = kept.iter().any(|k| match (k.spans.first(), c.spans.first()) {
+            (Some(s), Some(t)) => s.function == t.function && s.lines.0 <= t.lines.1 && t.lines.0 <= s.lines.1,
+            _ => false,
         });
         if !overlaps {
             kept.push(c);
@@ -614,19 +635,19 @@ pub fn search(
             to_fragments(index, &q, &cands)?
         }
         Method::Bm25 => {
-            let lex = index.lexical.search(&query_terms(&q.words, &q.procedures));
+            let lex = index.lexical.search(&query_terms(&q.words, &q.procedures).terms);
             let scored: Vec<(u32, f32)> = lex.score.iter().enumerate().filter(|(_, &s)| s > 0.0).map(|(f, &s)| (f as u32, s)).collect();
             function_fragments(index, &top_k(&scored, top), &|r, s| format!("lexical: BM25F {s:.2}, rank {}", r + 1))?
         }
         Method::Name => {
-            let lex = index.lexical.search(&query_terms("", &q.procedures));
-            let n = lex.name_words.max(1) as f32;
+            let qt = query_terms("", &q.procedures);
+            let lex = index.lexical.search(&qt.terms);
             // Name words in the name count fully, in the comment half; shorter functions first.
             let mut scored: Vec<(u32, f32, u32)> = (0..lex.score.len())
-                .filter(|&f| lex.name_hits[f] + lex.comment_hits[f] > 0)
+                .filter(|&f| lex.name_mask[f] | lex.comment_mask[f] != 0)
                 .map(|f| {
                     let len = index.shapes.get(f as u32).map_or(u32::MAX, |s| s.lines.1.saturating_sub(s.lines.0));
-                    (f as u32, (lex.name_hits[f] as f32 + 0.5 * lex.comment_hits[f] as f32) / n, len)
+                    (f as u32, qt.coverage(lex.name_mask[f], q.main) + 0.5 * qt.coverage(lex.comment_mask[f], q.main), len)
                 })
                 .collect();
             scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)).then(a.0.cmp(&b.0)));
@@ -655,6 +676,16 @@ pub fn search(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn test_and_example_paths() {
+        assert!(is_test_path("/src/tests/unit/dijkstra.c"));
+        assert!(is_test_path("/a/src/test/java/org/FooTest.java"));
+        assert!(is_test_path("/a/examples/simple/bfs.c"));
+        assert!(!is_test_path("/a/src/paths/dijkstra.c"));
+        assert!(!is_test_path("/a/src/main/java/org/Contest.java"));
+        assert!(is_test_path("/a/tests/test_heap.c") && is_test_path("/x/heap_test.c"));
+    }
 
     #[test]
     fn plain_words_drop_markup_and_numbers() {

@@ -159,7 +159,18 @@ impl Shape {
         let mut recursive = false;
         for site in &icfg.calls {
             let Some(&k) = pos.get(&site.node.index()) else { continue };
-            for &t in &site.targets {
+            // An ambiguous call (overloads, copies of a function in several files) keeps
+            // only a target in the caller's own file; otherwise nothing is known of it.
+            let targets: Vec<u32> = if site.targets.len() > 1 {
+                let own: Vec<u32> = site.targets.iter().copied().filter(|&t| icfg.functions[t as usize].meta.file == func.meta.file).collect();
+                if own.len() == 1 { own } else { Vec::new() }
+            } else {
+                site.targets.clone()
+            };
+            if site.targets.contains(&f) {
+                recursive = true;
+            }
+            for &t in &targets {
                 if t == f {
                     recursive = true;
                 } else if !callees.contains(&(k, t)) {
