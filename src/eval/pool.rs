@@ -73,6 +73,8 @@ impl Variant {
 }
 
 pub const L2: f64 = 1e-3;
+/// Position of the `grown` feature.
+const GROWN: usize = 17;
 
 fn examples(pools: &[&Pool], v: Variant) -> Vec<Example> {
     let mut out = Vec::new();
@@ -93,7 +95,8 @@ pub fn fit(pools: &[&Pool], v: Variant) -> Ranker {
     Ranker::fit(&examples(pools, v), &v.mask(), L2)
 }
 
-/// Candidate indices in ranked order, each overlapping no better one.
+/// Candidate indices in ranked order; a candidate whose first span overlaps the first span
+/// of a better one of the same kind (grown or not) is left out.
 pub fn order(p: &Pool, v: Variant, r: &Ranker) -> Vec<usize> {
     let mut scored: Vec<(f32, usize)> = p
         .cands
@@ -111,8 +114,8 @@ pub fn order(p: &Pool, v: Variant, r: &Ranker) -> Vec<usize> {
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut kept: Vec<usize> = Vec::new();
     for (_, i) in scored {
-        let root = |i: usize| p.cands[i].keys.first().copied();
-        let overlaps = kept.iter().any(|&k| matches!((root(k), root(i)), (Some(a), Some(b)) if a.0 == b.0 && a.1 <= b.2 && b.1 <= a.2));
+        let root = |i: usize| p.cands[i].keys.first().copied().map(|k| (k, p.cands[i].x.get(GROWN).copied().unwrap_or(0.0)));
+        let overlaps = kept.iter().any(|&k| matches!((root(k), root(i)), (Some((a, ga)), Some((b, gb))) if ga == gb && a.0 == b.0 && a.1 <= b.2 && b.1 <= a.2));
         if !overlaps {
             kept.push(i);
             if kept.len() >= super::algo::MAX_RANK {

@@ -260,6 +260,12 @@ fn subtree_ends(s: &Shape) -> Vec<u32> {
 /// Every candidate of the pool with its signals (unscored).
 pub fn candidates(index: &mut Index, enc: &Encoder, q: &Query, opts: &HybridOptions) -> Result<Vec<Candidate>, SearchError> {
     let k = opts.per_retriever;
+    let t0 = Instant::now();
+    let lap = |what: &str, t: &mut Instant| {
+        log::debug!("hybrid {what}: {:.1} ms", t.elapsed().as_secs_f64() * 1000.0);
+        *t = Instant::now();
+    };
+    let mut t = t0;
     let mut ranks: HashMap<u32, [Option<u32>; 4]> = HashMap::new();
     let note = |list: &[(u32, f32)], r: usize, ranks: &mut HashMap<u32, [Option<u32>; 4]>| {
         for (i, &(f, _)) in list.iter().enumerate() {
@@ -277,6 +283,7 @@ pub fn candidates(index: &mut Index, enc: &Encoder, q: &Query, opts: &HybridOpti
         let scored: Vec<(u32, f32)> = lex.score.iter().enumerate().filter(|(_, &s)| s > 0.0).map(|(f, &s)| (f as u32, s)).collect();
         note(&top_k(&scored, k), LEXICAL, &mut ranks);
     }
+    lap("lexical", &mut t);
     // Dense.
     let names: Vec<String> = q.procedures.iter().map(|p| crate::index::name_words(p)).collect();
     let qvec = enc.encode(&[format!("{}. {}", names.join(", "), q.words).as_str()])?.remove(0);
@@ -285,6 +292,7 @@ pub fn candidates(index: &mut Index, enc: &Encoder, q: &Query, opts: &HybridOpti
         let list: Vec<(u32, f32)> = hits.first().into_iter().flatten().map(|&(f, s)| (f as u32, s)).collect();
         note(&list, DENSE, &mut ranks);
     }
+    lap("dense", &mut t);
     // Beryllium: coverage of the best fragment that touches each function.
     let mut beryl: HashMap<u32, f32> = HashMap::new();
     if opts.retrievers[BERYLLIUM] {
@@ -307,6 +315,7 @@ pub fn candidates(index: &mut Index, enc: &Encoder, q: &Query, opts: &HybridOpti
             note(&list, BERYLLIUM, &mut ranks);
         }
     }
+    lap("beryllium", &mut t);
     // Structure: profile first, then alignment of the closest.
     let qprof = {
         let mut v = q.profile.vector();
@@ -334,6 +343,7 @@ pub fn candidates(index: &mut Index, enc: &Encoder, q: &Query, opts: &HybridOpti
         note(&top_k(&scored, k), STRUCTURE, &mut ranks);
     }
 
+    lap("structure", &mut t);
     // One or two candidates per pooled function.
     let mut rows = Rows { index, funcs: HashMap::new(), paths: HashMap::new() };
     let mut out = Vec::new();
@@ -396,6 +406,7 @@ pub fn candidates(index: &mut Index, enc: &Encoder, q: &Query, opts: &HybridOpti
             out.push(Candidate { function: f, grown, spans, x, found, ranks: rk, alignment: a, origins, score: 0.0 });
         }
     }
+    lap("pool", &mut t);
     // Pool-relative signals.
     let max_of = |i: usize, out: &[Candidate]| out.iter().map(|c| c.x[i]).fold(f32::MIN, f32::max);
     let (lex_max, dense_max, align_max) = (max_of(0, &out), max_of(4, &out), max_of(8, &out));
@@ -475,18 +486,18 @@ fn fragment_spans(rows: &mut Rows, get: &dyn Fn(u32) -> Option<Shape>, f: u32, t
 }
 
 /// Scores candidates with `ranker`, best first, dropping any whose first span overlaps
-/// the first span of a better one.
+/// the first span of a better one of the same kind (grown or not).
 pub fn rank(cands: &mut Vec<Candidate>, ranker: &Ranker, top: usize) {
     for c in cands.iter_mut() {
         c.score = ranker.score(&c.x);
     }
     cands.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.function.cmp(&b.function)).then(a.grown.cmp(&b.grown)));
     // Fragments are distinct by where they start: a helper inside a grown fragment may
-    // still rank on its own.
+    // still rank on its own, and so may the grown fragment's root without its callees.
     let mut kept: Vec<Candidate> = Vec::new();
     for c in cands.drain(..) {
         let overlaps = kept.iter().any(|k| match (k.spans.first(), c.spans.first()) {
-            (Some(s), Some(t)) => s.function == t.function && s.lines.0 <= t.lines.1 && t.lines.0 <= s.lines.1,
+            (Some(s), Some(t)) => k.grown == c.grown && s.function == t.function && s.lines.0 <= t.lines.1 && t.lines.0 <= s.lines.1,
             _ => false,
         });
         if !overlaps {
