@@ -23,8 +23,9 @@ pub struct AlgoArgs {
     /// Projects to evaluate, comma-separated truth names (default: all of them).
     #[arg(long, value_delimiter = ',')]
     projects: Vec<String>,
-    /// Methods, comma-separated (default: hybrid, beryllium, dense, bm25f, pname, the bm25
-    /// and name baselines, and the hybrid with each signal taken out).
+    /// Methods, comma-separated (default: hybrid, beryllium and its ablations cb+g and cb,
+    /// dense, bm25f, pname, the bm25 and name baselines, and the hybrid with each signal
+    /// taken out).
     #[arg(long, value_enum, value_delimiter = ',', allow_hyphen_values = true)]
     methods: Vec<Method>,
     /// Index anonymized copies of the corpora (neutral identifiers, comments removed, same

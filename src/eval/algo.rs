@@ -288,9 +288,11 @@ pub enum Method {
 
 impl Method {
     /// What `beryl eval algo` runs without `--methods`.
-    pub const DEFAULT: [Method; 12] = [
+    pub const DEFAULT: [Method; 14] = [
         Method::Hybrid,
         Method::Beryllium,
+        Method::CbG,
+        Method::Cb,
         Method::Dense,
         Method::Bm25f,
         Method::Pname,
