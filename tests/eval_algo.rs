@@ -97,9 +97,9 @@ fn mrr_averages_projects_first_then_algorithms() {
         row("b", "p1", "Java", vec![Some(4), Some(30)]),
         row("c", "q", "C", vec![Some(10), None]),
     ];
-    let s = summarize(&rows, &[Method::Beryl, Method::Name]);
+    let s = summarize(&rows, &[Method::Beryllium, Method::Name]);
     let get = |scope: &str, m: Method| s.iter().find(|x| x.scope == scope && x.method == m).unwrap();
-    let java = get("Java", Method::Beryl);
+    let java = get("Java", Method::Beryllium);
     assert_eq!((java.algorithms, java.rows), (2, 3));
     assert!((java.mrr - 0.375).abs() < 1e-12, "{}", java.mrr);
     assert!((java.hit1 - 0.25).abs() < 1e-12);
@@ -107,7 +107,7 @@ fn mrr_averages_projects_first_then_algorithms() {
     let name = get("Java", Method::Name);
     assert!((name.mrr - (0.5 + 1.0 / 30.0) / 2.0).abs() < 1e-12);
     assert!((name.hit25 - 0.5).abs() < 1e-12);
-    let all = get("all", Method::Beryl);
+    let all = get("all", Method::Beryllium);
     assert_eq!(all.algorithms, 3);
     assert!((all.mrr - (0.5 + 0.25 + 0.1) / 3.0).abs() < 1e-12);
     assert!(s.iter().all(|x| (0.0..=1.0).contains(&x.mrr)));
@@ -164,6 +164,9 @@ fn missing_corpus_names_the_fetch_command() {
         encoder: None,
         model_dir: repo().join("models/default"),
         progress: false,
+        renamed: false,
+        ranker: None,
+        folds: 6,
     };
     let e = algo::run(&cfg).unwrap_err();
     assert!(e.to_string().contains("beryl corpus fetch libcolt-free-java"), "{e}");
@@ -182,7 +185,7 @@ fn real_run_on_java_string_similarity() {
     let cache = enc.default_cache_path();
     enc.attach_cache(&cache).unwrap();
     let work = tempfile::tempdir().unwrap();
-    let methods = vec![Method::Name, Method::Cb, Method::Beryl];
+    let methods = vec![Method::Name, Method::Cb, Method::Beryllium, Method::Hybrid, Method::NoLexical];
     let cfg = RunConfig {
         truth: &truth,
         queries: repo().join("queries"),
@@ -195,6 +198,9 @@ fn real_run_on_java_string_similarity() {
         encoder: Some(&enc),
         model_dir: repo().join("models/default"),
         progress: false,
+        renamed: false,
+        ranker: None,
+        folds: 6,
     };
     let r = algo::run(&cfg).unwrap();
     let mut want: Vec<&str> = truth.entries.iter().filter(|e| e.project == "java-string-similarity").map(|e| e.algorithm.as_str()).collect();
@@ -214,7 +220,12 @@ fn real_run_on_java_string_similarity() {
     // Levenshtein.distance is named and documented as the edit distance.
     assert!(rank("edit-distance", Method::Name).is_some_and(|k| k <= 3), "{:?}", r.rows);
     // The p-code of EDIT-DISTANCE finds the DP table loop of Levenshtein or a sibling.
-    assert!(rank("edit-distance", Method::Beryl).is_some_and(|k| k <= 10), "{:?}", r.rows);
+    assert!(rank("edit-distance", Method::Beryllium).is_some_and(|k| k <= 10), "{:?}", r.rows);
+    // The hybrid is ranked by scorers fitted on the other algorithm only.
+    assert!(r.ranker.starts_with("cross-validated by algorithm: 2 folds"), "{}", r.ranker);
+    assert_eq!(r.pools.len(), want.len(), "one candidate pool per query");
+    assert!(r.pools.iter().all(|p| p.cands.iter().any(|c| c.hit)), "every pool holds a hit");
+    assert!(rank("edit-distance", Method::Hybrid).is_some_and(|k| k <= 10), "{:?}", r.rows);
     assert!(r.failures.is_empty(), "{:?}", r.failures);
     assert!(r.rows.iter().all(|x| x.unindexed.is_empty()), "every entry's file is indexed");
 }

@@ -119,10 +119,12 @@ fn thin_queries_give_results_or_a_clear_error() {
         }
         assert!(search(&mut idx, &enc, "   \n\n  ", method).is_err());
         // One line, no loop.
+        // A loop-free query, and one line without a procedure header: ranked fragments
+        // (name search may rightly find no function called RELAX).
         let one = search(&mut idx, &enc, "RELAX(u, v, w)\n    if v.d > u.d + w(u, v)\n        v.d = u.d + w(u, v)\n", method).unwrap();
-        assert!(!one.is_empty(), "{method:?}: no fragment for a loop-free query");
-        let line = search(&mut idx, &enc, "x = a[i] + b[j]", method);
-        assert!(line.is_ok(), "{method:?}: {line:?}");
+        assert!(!one.is_empty() || method == Method::Name, "{method:?}: no fragment for a loop-free query");
+        let line = search(&mut idx, &enc, "x = a[i] + b[j]", method).unwrap();
+        assert!(!line.is_empty() || method == Method::Name, "{method:?}: no fragment for a one-line query");
     }
     // Marked p-code with a syntax error is reported as such.
     let bad = search(&mut idx, &enc, "FOO(A)\n    $x = $ y $\n", Method::Hybrid).unwrap_err();

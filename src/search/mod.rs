@@ -145,11 +145,22 @@ pub fn to_pcode(src: &str, clf: impl FnOnce() -> Result<Classifier, PcodeError>)
         // Marked text that does not parse is a p-code error worth showing as such.
         Err(e) if src.contains('$') || src.contains('@') => Err(e),
         Err(_) => {
-            let conv = pcode::convert(src, &clf()?)?;
+            let clf = clf()?;
             // The converter writes one line per non-blank input line.
             let nonblank: Vec<u32> = src.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()).map(|(i, _)| i as u32 + 1).collect();
+            let (conv, map) = match pcode::convert(src, &clf) {
+                Ok(c) => (c, nonblank),
+                // Statements without a procedure header: search them as the body of one.
+                Err(e) => {
+                    let body: String = src.lines().filter(|l| !l.trim().is_empty()).map(|l| format!("    {l}\n")).collect();
+                    match pcode::convert(&format!("QUERY()\n{body}"), &clf) {
+                        Ok(c) => (c, std::iter::once(nonblank.first().copied().unwrap_or(1)).chain(nonblank).collect()),
+                        Err(_) => return Err(e),
+                    }
+                }
+            };
             let out_lines = conv.pcode.lines().count();
-            let map = if nonblank.len() == out_lines { nonblank } else { identity(&conv.pcode) };
+            let map = if map.len() == out_lines { map } else { identity(&conv.pcode) };
             Ok((conv.pcode, true, map))
         }
     }
