@@ -108,6 +108,16 @@ enum Cmd {
     Eval(cli::eval::EvalCmd),
     /// Rewrite identifiers of C, C++ and Java sources consistently (neutral or random names).
     Anonymize(cli::anonymize::AnonymizeArgs),
+    /// Distill static token vectors from the text encoder (model2vec recipe), with token
+    /// frequencies from the statements of the given corpora.
+    DistillStatic {
+        #[arg(long = "corpus", required = true, num_args = 1..)]
+        corpora: Vec<PathBuf>,
+        #[arg(long, default_value = "models/static/table.bin")]
+        out: PathBuf,
+        #[arg(long)]
+        encoder_dir: Option<PathBuf>,
+    },
     /// Speed benchmarks; they print ratios against a baseline run in the same process.
     Bench {
         #[command(subcommand)]
@@ -205,6 +215,9 @@ enum BenchCmd {
         /// Repetitions of each measurement; the best is reported.
         #[arg(long, default_value_t = 2)]
         repeat: u32,
+        /// Also time this static token table against the model, one thread each.
+        #[arg(long = "static")]
+        static_table: Option<PathBuf>,
     },
 }
 
@@ -254,9 +267,10 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Bench { cmd: BenchCmd::Index(a) } => cli::search::bench_index(a),
         Cmd::Bench { cmd: BenchCmd::Search(a) } => cli::search::bench_search(a),
         Cmd::Bench { cmd: BenchCmd::Parse { walk, repeat } } => bench_parse(walk, repeat),
-        Cmd::Bench { cmd: BenchCmd::Encoder { n, threads, encoder_dir, batch_tokens, repeat } } => {
-            bench_encoder(n, threads, encoder_dir, batch_tokens, repeat)
+        Cmd::Bench { cmd: BenchCmd::Encoder { n, threads, encoder_dir, batch_tokens, repeat, static_table } } => {
+            bench_encoder(n, threads, encoder_dir, batch_tokens, repeat, static_table)
         }
+        Cmd::DistillStatic { corpora, out, encoder_dir } => distill_static(corpora, out, encoder_dir),
     }
 }
 
@@ -463,7 +477,36 @@ fn bench_parse(walk: Walk, repeat: u32) -> Result<()> {
     Ok(())
 }
 
-fn bench_encoder(n: usize, threads: Option<usize>, dir: Option<PathBuf>, batch_tokens: Option<usize>, repeat: u32) -> Result<()> {
+/// Distills the static table in f32 (so it does not depend on the CPU) and writes it
+/// with a manifest.
+fn distill_static(corpora: Vec<PathBuf>, out: PathBuf, dir: Option<PathBuf>) -> Result<()> {
+    use beryl::features::{static_vec::StaticTable, Encoder, EncoderOptions, Precision};
+    let t = Instant::now();
+    let dir = dir.unwrap_or_else(Encoder::default_dir);
+    let enc = Encoder::load_with(&dir, EncoderOptions { precision: Precision::F32, ..Default::default() })?;
+    let c = corpus::load(&corpora, &WalkOptions::default());
+    let texts: Vec<&str> = c.icfg.graph.node_weights().map(|n| n.text.as_str()).filter(|t| !t.is_empty()).collect();
+    let table = StaticTable::distill(&enc, &texts)?;
+    if let Some(d) = out.parent() {
+        std::fs::create_dir_all(d)?;
+    }
+    table.save(&out)?;
+    let manifest = serde_json::json!({
+        "what": "static token vectors distilled from all-MiniLM-L6-v2 (src/features/static_vec.rs)",
+        "encoder": enc.identity(),
+        "precision": "f32",
+        "sif_a": beryl::features::static_vec::SIF_A,
+        "frequency_corpora": corpora,
+        "statements": texts.len(),
+        "sha256": table.hash(),
+        "command": format!("beryl distill-static --corpus {}", corpora.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" ")),
+    });
+    std::fs::write(out.with_file_name("manifest.json"), serde_json::to_string_pretty(&manifest)?)?;
+    println!("{}: {} statements counted, table sha256 {}, {:.1} s", out.display(), texts.len(), table.hash(), t.elapsed().as_secs_f64());
+    Ok(())
+}
+
+fn bench_encoder(n: usize, threads: Option<usize>, dir: Option<PathBuf>, batch_tokens: Option<usize>, repeat: u32, static_table: Option<PathBuf>) -> Result<()> {
     use beryl::features::{count_source, synth, Encoder, EncoderOptions, Precision};
     let n = n.max(1);
     let threads = cli::search::all_cores(threads);
@@ -532,6 +575,30 @@ fn bench_encoder(n: usize, threads: Option<usize>, dir: Option<PathBuf>, batch_t
             refs.len() as f64 / secs[1],
             secs[0] / secs[1]
         );
+    }
+
+    // The static table against the model, one thread each (`bench encoder --static FILE`).
+    if let Some(path) = &static_table {
+        let table = beryl::features::static_vec::StaticTable::load(path, &enc).with_context(|| format!("loading {}", path.display()))?;
+        let stmts = synth::statements(20_000.max(n), 4);
+        let refs: Vec<&str> = stmts.iter().map(|s| s.as_str()).collect();
+        let t = Instant::now();
+        let mut ids = Vec::new();
+        let mut acc = 0f32;
+        for r in &refs {
+            acc += table.encode(r, &mut ids)[0];
+        }
+        let stat = refs.len() as f64 / t.elapsed().as_secs_f64();
+        tch::set_num_threads(1);
+        let one = Encoder::load_with(&dir, EncoderOptions { threads: Some(1), ..opts.clone() })?;
+        let sample = &refs[..refs.len().min(400)];
+        one.encode_uncached(&sample[..1], 1)?;
+        let t = Instant::now();
+        one.encode_uncached(sample, opts.max_batch)?;
+        let model = sample.len() as f64 / t.elapsed().as_secs_f64();
+        println!("static table   {} (sha256 {}…)", path.display(), &table.hash()[..16]);
+        println!("  statements, 1 thread: model batched {model:>9.0} texts/s (baseline)  static {stat:>10.0} texts/s ({:.0}x){}", stat / model, if acc.is_nan() { " !" } else { "" });
+        tch::set_num_threads(threads as i32);
     }
 
     // Math-operator counts parse each statement; they must stay far cheaper than encoding.

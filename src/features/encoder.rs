@@ -346,10 +346,16 @@ impl Encoder {
             .encode_batch_fast(distinct.clone(), true)
             .map_err(|e| FeatureError::Tokenizer(e.to_string()))?;
         let ids: Vec<&[u32]> = enc.iter().map(|e| e.get_ids()).collect();
-        let mut order: Vec<usize> = (0..distinct.len()).collect();
+        let vecs = self.encode_id_rows(&ids, max_batch)?;
+        Ok(which.into_iter().map(|i| vecs[i]).collect())
+    }
+
+    /// The vectors of token id rows ([CLS] … [SEP] included), batched by length.
+    pub fn encode_id_rows(&self, ids: &[&[u32]], max_batch: usize) -> Result<Vec<TextVec>, FeatureError> {
+        let mut order: Vec<usize> = (0..ids.len()).collect();
         order.sort_by_key(|&i| ids[i].len());
 
-        let mut vecs = vec![[0f32; DIM]; distinct.len()];
+        let mut vecs = vec![[0f32; DIM]; ids.len()];
         let bert = self.bert.lock().map_err(|_| FeatureError::Tokenizer("encoder lock poisoned".into()))?;
         let max_batch = max_batch.max(1);
         let mut start = 0;
@@ -374,7 +380,18 @@ impl Encoder {
             self.encoded.fetch_add(batch.len() as u64, Ordering::Relaxed);
             start = end;
         }
-        Ok(which.into_iter().map(|i| vecs[i]).collect())
+        Ok(vecs)
+    }
+
+    /// The tokenizer's files, for a faster tokenizer built from the same vocabulary.
+    pub fn tokenizer_vocab(&self) -> HashMap<String, u32> {
+        self.tokenizer.get_vocab(true)
+    }
+
+    /// Token ids of `text` as the encoder reads it ([CLS] and [SEP] included, truncated).
+    pub fn token_ids(&self, text: &str) -> Result<Vec<u32>, FeatureError> {
+        let e = self.tokenizer.encode_fast(text, true).map_err(|e| FeatureError::Tokenizer(e.to_string()))?;
+        Ok(e.get_ids().to_vec())
     }
 }
 

@@ -6,6 +6,8 @@ mod bert;
 mod cache;
 pub mod encoder;
 pub mod math;
+pub mod static_vec;
+pub mod wordpiece;
 pub mod words;
 pub mod synth;
 

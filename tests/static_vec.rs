@@ -1,0 +1,93 @@
+//! The static token table (`models/static/table.bin`): the fast tokenizer agrees with
+//! `tokenizers` on real code, a rebuild from the manifest's corpora gives the shipped rows,
+//! and token vectors behave as the model's do.
+
+use beryl::corpus::fetch::fetch;
+use beryl::corpus::{self, WalkOptions};
+use beryl::features::encoder::cosine;
+use beryl::features::static_vec::StaticTable;
+use beryl::features::wordpiece::WordPiece;
+use beryl::features::{Encoder, EncoderOptions, Precision};
+use std::path::{Path, PathBuf};
+
+fn table_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("models/static/table.bin")
+}
+
+fn encoder() -> Encoder {
+    Encoder::load_with(&Encoder::default_dir(), EncoderOptions { precision: Precision::F32, ..Default::default() }).expect("encoder")
+}
+
+#[test]
+fn wordpiece_agrees_with_tokenizers_on_real_code() {
+    let enc = encoder();
+    let wp = WordPiece::from_vocab(enc.tokenizer_vocab()).unwrap();
+    let c = corpus::load(&[fetch("igraph").unwrap().join("src/paths")], &WalkOptions::default());
+    let mut checked = 0;
+    let mut ids = Vec::new();
+    for n in c.icfg.graph.node_weights().filter(|n| n.text.is_ascii() && !n.text.is_empty()) {
+        let want = enc.token_ids(&n.text).unwrap();
+        if want.len() >= 256 {
+            continue; // truncated by the model's reader
+        }
+        ids.clear();
+        wp.ids(&n.text, &mut ids).unwrap();
+        assert_eq!(ids, want[1..want.len() - 1], "{:?}", n.text);
+        checked += 1;
+    }
+    assert!(checked > 2000, "{checked} statements");
+}
+
+#[test]
+fn rebuild_from_the_manifest_gives_the_shipped_rows() {
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(table_path().with_file_name("manifest.json")).unwrap()).unwrap();
+    // The manifest names the corpora by path; fetch them again by package.
+    let roots: Vec<PathBuf> = manifest["frequency_corpora"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let p = p.as_str().unwrap();
+            let pkg = p.split("/corpora/").nth(1).unwrap().split('/').next().unwrap();
+            fetch(pkg).unwrap()
+        })
+        .collect();
+    let enc = encoder();
+    let c = corpus::load(&roots, &WalkOptions::default());
+    let texts: Vec<&str> = c.icfg.graph.node_weights().map(|n| n.text.as_str()).filter(|t| !t.is_empty()).collect();
+    assert_eq!(texts.len() as u64, manifest["statements"].as_u64().unwrap(), "the same statements were counted");
+    let rebuilt = StaticTable::distill(&enc, &texts).unwrap();
+    let shipped = StaticTable::load(&table_path(), &enc).unwrap();
+    let wp = WordPiece::from_vocab(enc.tokenizer_vocab()).unwrap();
+    let mut worst = 1f32;
+    for t in 0..wp.size as u32 {
+        let (a, b) = (rebuilt.row(t), shipped.row(t));
+        if a.iter().all(|x| *x == 0.0) && b.iter().all(|x| *x == 0.0) {
+            continue;
+        }
+        worst = worst.min(cosine(a, b));
+    }
+    eprintln!("lowest row cosine, rebuilt against shipped: {worst:.6} (identical bytes: {})", rebuilt.hash() == shipped.hash());
+    // The same CPU gives the same bytes; another CPU's float rounding may move an int8 step.
+    assert!(worst > 0.999, "{worst}");
+}
+
+#[test]
+fn token_vectors_behave_like_the_models() {
+    let enc = encoder();
+    let t = StaticTable::load(&table_path(), &enc).unwrap();
+    let v = |s: &str| t.encode_all(&[s])[0];
+    // A one-token text is its row, normalized.
+    let wp = WordPiece::from_vocab(enc.tokenizer_vocab()).unwrap();
+    let mut ids = Vec::new();
+    wp.ids("sort", &mut ids).unwrap();
+    assert_eq!(ids.len(), 1);
+    assert!((cosine(&v("sort"), t.row(ids[0])) - 1.0).abs() < 1e-5);
+    // Related statements are closer than unrelated ones, as with the model itself.
+    let (a, b, c) = (v("dist[v] = dist[u] + weight(u, v)"), v("if (dist[u] + weight < dist[v]) dist[v] = dist[u] + weight;"), v("printf(\"usage: %s\\n\", argv[0])"));
+    assert!(cosine(&a, &b) > cosine(&a, &c), "{} vs {}", cosine(&a, &b), cosine(&a, &c));
+    // Empty and unknown texts give no direction, not a panic.
+    assert!(v("").iter().all(|x| *x == 0.0));
+    let _ = v("ünïcödé ≤ ∞");
+}
