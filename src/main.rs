@@ -118,6 +118,15 @@ enum Cmd {
         #[arg(long)]
         encoder_dir: Option<PathBuf>,
     },
+    /// Mine (doc comment, function) pairs, with anonymized twins, from Debian source
+    /// packages for training a code-search encoder (JSON lines). Packages of bench/algo and
+    /// those kept for held-out evaluation are refused.
+    MinePairs {
+        #[arg(required = true)]
+        packages: Vec<String>,
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// Speed benchmarks; they print ratios against a baseline run in the same process.
     Bench {
         #[command(subcommand)]
@@ -271,6 +280,7 @@ fn run(cli: Cli) -> Result<()> {
             bench_encoder(n, threads, encoder_dir, batch_tokens, repeat, static_table)
         }
         Cmd::DistillStatic { corpora, out, encoder_dir } => distill_static(corpora, out, encoder_dir),
+        Cmd::MinePairs { packages, out } => mine_pairs(packages, out),
     }
 }
 
@@ -474,6 +484,34 @@ fn bench_parse(walk: Walk, repeat: u32) -> Result<()> {
         t1 / tn,
         lines as f64 / tn / all as f64
     );
+    Ok(())
+}
+
+/// Packages never mined: the benchmark's projects (bench/algo/truth.json) and those kept
+/// for an evaluation this project does not see.
+const HELD_OUT: [&str; 6] = ["coreutils", "guava-libraries", "guava", "libguava-java", "jgrapht", "libjgrapht-java"];
+
+fn mine_pairs(packages: Vec<String>, out: PathBuf) -> Result<()> {
+    use std::io::Write;
+    let truth = beryl::eval::algo::Truth::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/algo/truth.json"))?;
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&out).with_context(|| format!("creating {}", out.display()))?);
+    let mut total = 0;
+    for p in &packages {
+        let benched = truth.corpora.iter().any(|c| c.debian_source_package == *p);
+        if benched || HELD_OUT.contains(&p.as_str()) || p.contains("jgrapht") || p.contains("guava") {
+            anyhow::bail!("{p} is a benchmark or held-out project; it must not be mined");
+        }
+        let root = fetch::fetch(p).with_context(|| format!("fetching {p}"))?;
+        let t = Instant::now();
+        let pairs = beryl::features::pairs::mine(&root, p);
+        for x in &pairs {
+            writeln!(f, "{}", serde_json::to_string(x)?)?;
+        }
+        total += pairs.len();
+        eprintln!("{p}: {} pairs in {:.1} s", pairs.len(), t.elapsed().as_secs_f64());
+    }
+    f.flush()?;
+    println!("{total} pairs from {} packages in {}", packages.len(), out.display());
     Ok(())
 }
 

@@ -6,6 +6,7 @@ mod bert;
 mod cache;
 pub mod encoder;
 pub mod math;
+pub mod pairs;
 pub mod static_vec;
 pub mod wordpiece;
 pub mod words;
