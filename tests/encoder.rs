@@ -198,3 +198,29 @@ fn damaged_weights_are_an_error_not_a_panic() {
     std::fs::write(dir.path().join("model.safetensors"), b"\x10\0\0\0\0\0\0\0{not json}").unwrap();
     assert!(matches!(Encoder::load(dir.path()), Err(FeatureError::Weights { .. })));
 }
+
+/// The code-search adapters (models/code-encoder) merged into the installed model give the
+/// vectors the training script computed with PyTorch for the same texts.
+#[test]
+fn code_encoder_matches_its_training_runtime() {
+    use beryl::features::encoder::code_adapter;
+    let dir = code_adapter();
+    let reference: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("reference.json")).unwrap()).unwrap();
+    let texts: Vec<&str> = reference["texts"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+    let enc = Encoder::load_with(&Encoder::default_dir(), EncoderOptions { precision: Precision::F32, adapter: Some(dir), ..Default::default() }).unwrap();
+    let base = Encoder::load_with(&Encoder::default_dir(), EncoderOptions { precision: Precision::F32, ..Default::default() }).unwrap();
+    assert_ne!(enc.hash(), base.hash(), "the adapted model has its own identity");
+    let got = enc.encode_uncached(&texts, 8).unwrap();
+    let plain = base.encode_uncached(&texts, 8).unwrap();
+    let mut lowest = 1f32;
+    for (i, want) in reference["vectors"].as_array().unwrap().iter().enumerate() {
+        let want: Vec<f32> = want.as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32).collect();
+        let c = cosine(&got[i], &want);
+        lowest = lowest.min(c);
+        // The adapters change the model: the plain one is measurably further away.
+        assert!(cosine(&plain[i], &want) < c, "{}", texts[i]);
+    }
+    eprintln!("lowest cosine to the PyTorch vectors: {lowest:.6}");
+    // The training run read the base weights in f16; beryl reads them in f32.
+    assert!(lowest >= 0.999, "{lowest}");
+}

@@ -37,6 +37,16 @@ pub struct EncoderArgs {
     /// Do not read or extend the persistent text-vector cache.
     #[arg(long)]
     no_cache: bool,
+    /// Text encoder: `minilm` (all-MiniLM-L6-v2 as installed) or `code` (with the
+    /// code-search adapters of models/code-encoder merged in).
+    #[arg(long, value_enum, default_value_t = TextModel::Minilm)]
+    text_model: TextModel,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TextModel {
+    Minilm,
+    Code,
 }
 
 #[derive(clap::Args)]
@@ -83,7 +93,8 @@ pub fn run(cmd: EvalCmd) -> Result<()> {
 fn load_encoder(a: &EncoderArgs) -> Result<Encoder> {
     let dir = a.encoder_dir.clone().unwrap_or_else(Encoder::default_dir);
     let threads = a.threads.or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()));
-    let mut enc = Encoder::load_with(&dir, EncoderOptions { threads, ..Default::default() })
+    let adapter = (a.text_model == TextModel::Code).then(beryl::features::encoder::code_adapter);
+    let mut enc = Encoder::load_with(&dir, EncoderOptions { threads, adapter, ..Default::default() })
         .with_context(|| format!("loading the text encoder from {}", dir.display()))?;
     if !a.no_cache {
         let path = enc.default_cache_path();

@@ -125,9 +125,31 @@ fn read_safetensors(bytes: &[u8], path: &Path) -> Result<HashMap<String, Tensor>
 
 impl Bert {
     /// Builds the model from the bytes of `model.safetensors` (read once by the caller,
-    /// which also hashes them).
-    pub fn from_bytes(cfg: BertConfig, bytes: &[u8], path: &Path, bf16: bool) -> Result<Bert, FeatureError> {
+    /// which also hashes them), with LoRA adapters (`adapter`: the bytes and path of a
+    /// safetensors file of `<linear>.lora_A` [r × in] and `<linear>.lora_B` [out × r], and
+    /// the scale alpha / r) merged into the linear weights: W + scale · B A.
+    pub fn from_bytes(cfg: BertConfig, bytes: &[u8], path: &Path, bf16: bool, adapter: Option<(&[u8], &Path, f64)>) -> Result<Bert, FeatureError> {
         let mut w = read_safetensors(bytes, path)?;
+        if let Some((abytes, apath, scale)) = adapter {
+            let mut lora = read_safetensors(abytes, apath)?;
+            let names: Vec<String> = lora.keys().filter_map(|k| k.strip_suffix(".lora_A").map(str::to_string)).collect();
+            if names.is_empty() {
+                return Err(FeatureError::Weights { path: apath.into(), msg: "no LoRA tensors (`<name>.lora_A`)".into() });
+            }
+            for n in names {
+                let bad = |msg: String| FeatureError::Weights { path: apath.into(), msg };
+                let a = lora.remove(&format!("{n}.lora_A")).ok_or_else(|| bad(format!("{n}: no lora_A")))?;
+                let b = lora.remove(&format!("{n}.lora_B")).ok_or_else(|| bad(format!("{n}: no lora_B")))?;
+                let key = format!("{n}.weight");
+                let base = w.get(&key).ok_or_else(|| bad(format!("{key} is not a weight of the base model")))?;
+                let delta = b.f_matmul(&a)? * scale;
+                if delta.size() != base.size() {
+                    return Err(bad(format!("{n}: adapter shape {:?} against weight {:?}", delta.size(), base.size())));
+                }
+                let merged = base + delta;
+                w.insert(key, merged);
+            }
+        }
         let path: PathBuf = path.into();
         let h = cfg.hidden_size;
         let mut take = |name: String, shape: &[i64]| -> Result<Tensor, FeatureError> {

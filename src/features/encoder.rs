@@ -95,12 +95,24 @@ pub struct EncoderOptions {
     /// 2-core CPU, batches past ~2k tokens were no faster (they leave the caches).
     pub batch_tokens: usize,
     pub precision: Precision,
+    /// LoRA adapters merged into the model at load time (`adapter.safetensors` with its
+    /// `report.json` beside it giving rank and alpha), e.g. `models/code-encoder`.
+    pub adapter: Option<PathBuf>,
 }
 
 impl Default for EncoderOptions {
     fn default() -> Self {
-        EncoderOptions { threads: None, cache: None, max_batch: 128, batch_tokens: 2048, precision: Precision::auto() }
+        EncoderOptions { threads: None, cache: None, max_batch: 128, batch_tokens: 2048, precision: Precision::auto(), adapter: None }
     }
+}
+
+/// The code-search adapters shipped in `models/code-encoder` (trained by
+/// scripts/train-encoder.py), or `$BERYL_CODE_ENCODER`.
+pub fn code_adapter() -> PathBuf {
+    std::env::var_os("BERYL_CODE_ENCODER")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("models/code-encoder"))
 }
 
 /// Counters, so tests and benchmarks can see what work was done.
@@ -194,14 +206,32 @@ impl Encoder {
         let model_bytes = read(&model_path)?;
         let model_sha = Sha256::digest(&model_bytes);
         let tok_sha = Sha256::digest(&tok_bytes);
+        let adapter = match &opts.adapter {
+            Some(d) => {
+                let bytes = read(&d.join("adapter.safetensors"))?;
+                let rp = d.join("report.json");
+                let report: serde_json::Value = serde_json::from_slice(&read(&rp)?)
+                    .map_err(|e| FeatureError::Config { path: rp.clone(), msg: e.to_string() })?;
+                let num = |k: &str| report[k].as_f64().ok_or_else(|| FeatureError::Config { path: rp.clone(), msg: format!("no number `{k}`") });
+                let scale = num("alpha")? / num("rank")?;
+                Some((bytes, d.join("adapter.safetensors"), scale))
+            }
+            None => None,
+        };
         let mut h = Sha256::new();
         h.update(b"beryl text encoder v1\0");
         h.update(model_sha);
         h.update(tok_sha);
         h.update(format!("bert mean-pool l2 max_tokens={MAX_TOKENS}").as_bytes());
+        if let Some((bytes, _, scale)) = &adapter {
+            // A different model: its own hash, so caches and indexes never mix the two.
+            h.update(b"\0lora");
+            h.update(Sha256::digest(bytes));
+            h.update(scale.to_le_bytes());
+        }
         let hash_bytes: [u8; 32] = h.finalize().into();
         let identity = EncoderIdentity { model_sha256: hex(&model_sha), tokenizer_sha256: hex(&tok_sha), hash: hex(&hash_bytes) };
-        if !identity.is_reference() {
+        if !identity.is_reference() && opts.adapter.is_none() {
             log::warn!("encoder files in {} are not the reference all-MiniLM-L6-v2 (sha256 differs)", dir.display());
         }
 
@@ -217,7 +247,7 @@ impl Encoder {
             tch::set_num_threads(n.max(1) as i32);
         }
         let bf16 = opts.precision == Precision::Bf16;
-        let bert = Bert::from_bytes(cfg, &model_bytes, &model_path, bf16)?;
+        let bert = Bert::from_bytes(cfg, &model_bytes, &model_path, bf16, adapter.as_ref().map(|(b, p, s)| (&b[..], p.as_path(), *s)))?;
         let cache_salt: [u8; 32] = if bf16 {
             let mut h = Sha256::new();
             h.update(hash_bytes);
