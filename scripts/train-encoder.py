@@ -3,8 +3,9 @@
 
 Contrastive training with in-batch negatives (symmetric InfoNCE, scale 20) on
 (doc comment, function) pairs mined by `beryl mine-pairs`; with probability --anon the
-code side is the anonymized twin (neutral identifiers, no comments), so the encoder
-learns to read what code does, not only what it is called. Only LoRA adapters on the
+code side is the anonymized twin with neutral names, with --rand the one with random
+names (both without comments), so the encoder learns to read what code does, not only
+what it is called. Only LoRA adapters on the
 six blocks' linear layers are trained; the base model is the one setup.sh installs, and
 beryl merges the adapters into it at load time (src/features/encoder.rs).
 
@@ -87,7 +88,8 @@ def main():
     ap.add_argument("--pairs", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--dev-packages", default="jsoup,lua5.4,re2")
-    ap.add_argument("--anon", type=float, default=0.5)
+    ap.add_argument("--anon", type=float, default=0.3, help="probability of the neutral-name twin")
+    ap.add_argument("--rand", type=float, default=0.3, help="probability of the random-name twin")
     ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--lr", type=float, default=5e-4)
@@ -115,7 +117,8 @@ def main():
             q = encode(model, tok, [p["doc"] for p in dev_pairs], dev, a.max_len).float()
             c = encode(model, tok, [norm_ws(p["code"]) for p in dev_pairs], dev, a.max_len).float()
             n = encode(model, tok, [norm_ws(p["code_anon"] or p["code"]) for p in dev_pairs], dev, a.max_len).float()
-        return {"plain_mrr": mrr(q, c), "anonymized_mrr": mrr(q, n)}
+            r = encode(model, tok, [norm_ws(p.get("code_rand") or p["code"]) for p in dev_pairs], dev, a.max_len).float()
+        return {"plain_mrr": mrr(q, c), "anonymized_mrr": mrr(q, n), "random_names_mrr": mrr(q, r)}
 
     base_dev = dev_eval()
     print("base dev", base_dev, flush=True)
@@ -135,7 +138,15 @@ def main():
         for i in range(0, len(train) - a.batch + 1, a.batch):
             batch = train[i:i + a.batch]
             docs = [p["doc"] for p in batch]
-            codes = [norm_ws(p["code_anon"] if p["code_anon"] and random.random() < a.anon else p["code"]) for p in batch]
+            codes = []
+            for p in batch:
+                r = random.random()
+                if r < a.anon and p["code_anon"]:
+                    codes.append(norm_ws(p["code_anon"]))
+                elif r < a.anon + a.rand and p.get("code_rand"):
+                    codes.append(norm_ws(p["code_rand"]))
+                else:
+                    codes.append(norm_ws(p["code"]))
             with torch.autocast(dev, dtype=torch.bfloat16, enabled=dev == "cuda"):
                 q = encode(model, tok, docs, dev, a.max_len, bs=a.batch)
                 c = encode(model, tok, codes, dev, a.max_len, bs=a.batch)
@@ -164,7 +175,7 @@ def main():
     report = {
         "training_pairs": len(train), "dev_pairs": len(dev_pairs), "dev_packages": sorted(held),
         "sources": sorted({p["source"] for p in train}), "steps": step, "epochs": a.epochs, "batch": a.batch,
-        "lr": a.lr, "rank": a.rank, "alpha": a.alpha, "anon_probability": a.anon, "max_len": a.max_len,
+        "lr": a.lr, "rank": a.rank, "alpha": a.alpha, "neutral_twin_probability": a.anon, "random_twin_probability": a.rand, "max_len": a.max_len,
         "seed": a.seed, "seconds": round(time.time() - t0, 1), "device": torch.cuda.get_device_name(0) if dev == "cuda" else "cpu",
         "dev_base": base_dev, "dev_tuned": tuned_dev,
     }

@@ -24,8 +24,12 @@ pub struct Pair {
     pub lang: String,
     pub doc: String,
     pub code: String,
-    /// `code` after the anonymizer; empty when anonymizing the file failed.
+    /// `code` after the anonymizer with neutral names (`var_3`); empty when anonymizing
+    /// the file failed.
     pub code_anon: String,
+    /// … and with random names (seeded by the file path).
+    #[serde(default)]
+    pub code_rand: String,
 }
 
 /// The description in a comment block: markers stripped, up to the first tag or blank
@@ -107,6 +111,8 @@ pub fn mine(root: &Path, source: &str) -> Vec<Pair> {
             let mut fns: Vec<_> = pf.functions.iter().map(|(m, _)| m).filter(|m| m.name != "<lambda>" && !m.name.starts_with("lambda$")).collect();
             fns.sort_by_key(|m| m.bytes.0);
             let anon = anonymize_str(pf.lang, &src, Mode::Neutral, 0).unwrap_or_default();
+            let seed = u64::from_le_bytes(Sha256::digest(path.to_string_lossy().as_bytes())[..8].try_into().expect("8 bytes"));
+            let rand = anonymize_str(pf.lang, &src, Mode::Random, seed).unwrap_or_default();
             let mut out = Vec::new();
             let mut prev_end = 0usize;
             for m in fns {
@@ -119,8 +125,9 @@ pub fn mine(root: &Path, source: &str) -> Vec<Pair> {
                 }
                 let Some(doc) = describe(comment_before(&src, floor, s)) else { continue };
                 let code = src.get(s..e.min(src.len())).unwrap_or("").chars().take(3000).collect::<String>();
-                let code_anon = if anon.is_empty() { String::new() } else { lines(&anon, m.lines.0, m.lines.1).chars().take(3000).collect() };
-                out.push(Pair { source: source.to_string(), lang: pf.lang.name().to_string(), doc, code, code_anon });
+                let twin = |t: &str| if t.is_empty() { String::new() } else { lines(t, m.lines.0, m.lines.1).chars().take(3000).collect() };
+                let (code_anon, code_rand) = (twin(&anon), twin(&rand));
+                out.push(Pair { source: source.to_string(), lang: pf.lang.name().to_string(), doc, code, code_anon, code_rand });
             }
             out
         })
@@ -163,5 +170,6 @@ mod tests {
         assert!(p.doc.starts_with("Returns the greatest common divisor"));
         assert!(p.code.starts_with("int gcd(int a, int b)") && p.code.ends_with('}'));
         assert!(!p.code_anon.contains("gcd") && p.code_anon.contains("while") && p.code_anon.lines().count() == p.code.lines().count(), "{}", p.code_anon);
+        assert!(!p.code_rand.contains("gcd") && p.code_rand != p.code_anon && p.code_rand.lines().count() == p.code.lines().count(), "{}", p.code_rand);
     }
 }
