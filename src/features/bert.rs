@@ -111,13 +111,16 @@ fn read_safetensors(bytes: &[u8], path: &Path) -> Result<HashMap<String, Tensor>
             continue;
         }
         let e: Entry = serde_json::from_value(v).map_err(|e| bad(format!("{name}: {e}")))?;
-        if e.dtype != "F32" {
-            continue; // position_ids (I64) is not needed
-        }
+        // position_ids (I64) is not needed; adapters ship in f16.
+        let (kind, width) = match e.dtype.as_str() {
+            "F32" => (Kind::Float, 4),
+            "F16" => (Kind::Half, 2),
+            _ => continue,
+        };
         let [a, b] = e.data_offsets;
         let numel: i64 = e.shape.iter().product();
-        let raw = data.get(a..b).filter(|r| r.len() as i64 == numel * 4).ok_or_else(|| bad(format!("{name}: bad offsets")))?;
-        let t = Tensor::f_from_data_size(raw, &e.shape, Kind::Float)?;
+        let raw = data.get(a..b).filter(|r| r.len() as i64 == numel * width).ok_or_else(|| bad(format!("{name}: bad offsets")))?;
+        let t = Tensor::f_from_data_size(raw, &e.shape, kind)?.f_to_kind(Kind::Float)?;
         out.insert(name.strip_prefix("bert.").unwrap_or(&name).to_string(), t);
     }
     Ok(out)
