@@ -105,18 +105,19 @@ pub fn text(r: &SearchResult, color: bool) -> String {
         out.push('\n');
     }
     let t = &r.timings;
-    let _ = writeln!(
-        out,
-        "{}",
-        p.dim(&format!(
+    let line = if r.mode.starts_with("pseudocode-") {
+        format!("{} query nodes; {:.0} ms (query {:.0}, search {:.0}; method {})", r.query_nodes.len(), t.total_ms, t.embed_ms, t.knn_ms, &r.mode["pseudocode-".len()..])
+    } else {
+        format!(
             "{} query nodes; {:.0} ms (embed {:.0}, nearest nodes {:.0}, grouping {:.0})",
             r.query_nodes.len(),
             t.total_ms,
             t.embed_ms,
             t.knn_ms,
             t.group_ms
-        ))
-    );
+        )
+    };
+    let _ = writeln!(out, "{}", p.dim(&line));
     out
 }
 
