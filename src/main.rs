@@ -96,6 +96,9 @@ enum Cmd {
         /// Folder with the encoder files (default $BERYL_ENCODER_DIR or /opt/beryl/encoder).
         #[arg(long)]
         encoder_dir: Option<PathBuf>,
+        /// Text vectors of statement nodes, the model's inputs (an index must use the same).
+        #[arg(long, value_enum, default_value = "static")]
+        encoder: beryl::features::TextModel,
     },
     /// Check that libtorch and FAISS load and compute.
     Doctor,
@@ -258,8 +261,8 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Cmd::Pcode(cmd) => pcode_cmd(cmd),
-        Cmd::Train { corpora, lang, out, max_nodes, epochs, patience, seed, threads, encoder_dir } => {
-            train_cmd(corpora, lang, out, max_nodes, epochs, patience, seed, threads, encoder_dir)
+        Cmd::Train { corpora, lang, out, max_nodes, epochs, patience, seed, threads, encoder_dir, encoder } => {
+            train_cmd(corpora, lang, out, max_nodes, epochs, patience, seed, threads, encoder_dir, encoder)
         }
         Cmd::Doctor => {
             for line in beryl::native::check().context("native runtime check failed")? {
@@ -340,8 +343,9 @@ fn train_cmd(
     seed: u64,
     threads: Option<usize>,
     encoder_dir: Option<PathBuf>,
+    model: beryl::features::TextModel,
 ) -> Result<()> {
-    use beryl::features::{Encoder, EncoderOptions};
+    use beryl::features::{CacheAt, Encoder};
     use beryl::graph::Lang;
     use beryl::model::fit::{fit, FitConfig};
     use beryl::model::train::TrainConfig;
@@ -359,10 +363,7 @@ fn train_cmd(
     };
     let threads = cli::search::all_cores(threads);
     let dir = encoder_dir.unwrap_or_else(Encoder::default_dir);
-    let mut enc = Encoder::load_with(&dir, EncoderOptions { threads: Some(threads), ..EncoderOptions::default() })
-        .context("loading the text encoder")?;
-    let cache = enc.default_cache_path();
-    enc.attach_cache(&cache).with_context(|| format!("opening the vector cache {}", cache.display()))?;
+    let enc = model.load_from(&dir, Some(threads), &CacheAt::Default).with_context(|| format!("loading the {} text encoder", model.name()))?;
     let cfg = FitConfig {
         corpora,
         walk: WalkOptions { langs, ..WalkOptions::default() },

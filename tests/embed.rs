@@ -2,15 +2,16 @@
 //! space, and training with real features (encoder + math + kinds) learns links.
 
 use beryl::corpus::{fetch::fetch, load, WalkOptions};
-use beryl::features::{Encoder, EncoderOptions};
+use beryl::features::{CacheAt, Encoder, TextModel};
 use beryl::model::embed::{embed, initial_features, FEATURE_SCHEMA, IN_DIM};
 use beryl::model::fit::{fit, FitConfig, HIDDEN};
 use beryl::model::train::TrainConfig;
 use beryl::model::Model;
 use std::path::Path;
 
+/// The statement encoder `models/default` was trained on.
 fn encoder() -> Encoder {
-    Encoder::load_with(&Encoder::default_dir(), EncoderOptions { threads: Some(1), ..EncoderOptions::default() }).expect("encoder installed by scripts/setup.sh")
+    TextModel::Static.load(Some(1), &CacheAt::None).expect("tokenizer installed by scripts/setup.sh, models/static shipped")
 }
 
 fn cos(a: &[f32], b: &[f32]) -> f32 {

@@ -6,7 +6,7 @@ use beryl::eval::algo::{
     self, comment_above, f_rank, fragment_extent, hit_at, is_hit, name_words, rank_by_name, reciprocal, size_limit, strip_line_numbers,
     summarize, AlgoError, Entry, FuncRec, LocSpan, Method, QueryForm, Row, RunConfig, Setting, Truth,
 };
-use beryl::features::{Encoder, EncoderOptions};
+use beryl::features::{CacheAt, TextEncoders};
 use std::path::{Path, PathBuf};
 
 fn entry(alg: &str, path: &str, a: u32, b: u32) -> Entry {
@@ -181,9 +181,7 @@ fn real_run_on_java_string_similarity() {
     let truth = Truth::load(&repo().join("bench/algo/truth.json")).unwrap();
     let corpus_root = cache_dir().join("corpora");
     assert!(root.starts_with(&corpus_root), "{}", root.display());
-    let mut enc = Encoder::load_with(&Encoder::default_dir(), EncoderOptions { threads: Some(2), ..Default::default() }).unwrap();
-    let cache = enc.default_cache_path();
-    enc.attach_cache(&cache).unwrap();
+    let enc = TextEncoders::defaults(Some(2), CacheAt::Default);
     let work = tempfile::tempdir().unwrap();
     let methods = vec![Method::Name, Method::Cb, Method::Beryllium, Method::Hybrid, Method::NoLexical];
     let cfg = RunConfig {

@@ -4,7 +4,7 @@
 
 use beryl::corpus::fetch::fetch;
 use beryl::eval::algo::renamed_root;
-use beryl::features::Encoder;
+use beryl::features::{CacheAt, TextEncoders};
 use beryl::index::{self, Index, IndexOptions};
 use beryl::pcode::Classifier;
 use beryl::search::hybrid::{self, Method};
@@ -12,21 +12,22 @@ use beryl::search::ranker::Ranker;
 use beryl::search::{Fragment, SearchError, SearchOptions};
 use std::path::{Path, PathBuf};
 
-fn encoder() -> Encoder {
-    Encoder::load_cached(None).expect("encoder and its vector cache")
+/// The default encoders of `beryl index` (static statements, code-search functions).
+fn encoder() -> TextEncoders {
+    TextEncoders::defaults(None, CacheAt::Default)
 }
 
 fn model() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("models/default")
 }
 
-fn build(roots: &[PathBuf], dir: &Path, enc: &Encoder) -> Index {
+fn build(roots: &[PathBuf], dir: &Path, enc: &TextEncoders) -> Index {
     let r = index::build(roots, dir, &IndexOptions::default(), &model(), enc, &mut |_, _, _| {}).expect("index");
     eprintln!("indexed {} files, {} functions in {:.1} s", r.files, r.functions, r.total_seconds);
-    Index::open(dir, enc, Some(&model()), 32).expect("open")
+    Index::open(dir, Some(&model()), 32).expect("open")
 }
 
-fn search(idx: &mut Index, enc: &Encoder, src: &str, method: Method) -> Result<Vec<Fragment>, SearchError> {
+fn search(idx: &mut Index, enc: &TextEncoders, src: &str, method: Method) -> Result<Vec<Fragment>, SearchError> {
     let ranker = Ranker::load(&Ranker::default_path()).expect("shipped ranker");
     let opts = SearchOptions { top: 10, ..SearchOptions::default() };
     let r = hybrid::search(idx, enc, src, Path::new("query"), || Classifier::load(&Classifier::default_path()), &opts, method, Some(&ranker))?;

@@ -140,15 +140,17 @@ fn damaged_missing_and_mismatched_indexes_are_clear_errors() {
     assert_eq!(code, 3, "{err}");
     std::fs::write(&db, &keep_db).unwrap();
 
-    // Built by another encoder.
+    // Built by another encoder, at either level.
     let meta = gen.join("meta.json");
     let keep_meta = std::fs::read_to_string(&meta).unwrap();
-    let mut v: serde_json::Value = serde_json::from_str(&keep_meta).unwrap();
-    v["encoder"] = "0000000000000000000000000000000000000000000000000000000000000000".into();
-    std::fs::write(&meta, v.to_string()).unwrap();
-    let (code, _, err) = search(&index);
-    assert_eq!(code, 3, "{err}");
-    assert!(err.contains("does not match") && err.contains("encoder"), "{err}");
+    for field in ["encoder", "function_encoder"] {
+        let mut v: serde_json::Value = serde_json::from_str(&keep_meta).unwrap();
+        v[field] = "0000000000000000000000000000000000000000000000000000000000000000".into();
+        std::fs::write(&meta, v.to_string()).unwrap();
+        let (code, _, err) = search(&index);
+        assert_eq!(code, 3, "{field}: {err}");
+        assert!(err.contains("does not match") && err.contains("encoder"), "{field}: {err}");
+    }
     std::fs::write(&meta, &keep_meta).unwrap();
 
     // Another model than the one given.

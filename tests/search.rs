@@ -2,27 +2,28 @@
 //! the query library, and check the hits against implementations read by hand.
 
 use beryl::corpus::fetch::fetch;
-use beryl::features::Encoder;
+use beryl::features::{CacheAt, TextEncoders};
 use beryl::index::{self, Index, IndexOptions};
 use beryl::pcode::Classifier;
 use beryl::search::{self, Fragment, SearchOptions};
 use std::path::{Path, PathBuf};
 
-fn encoder() -> Encoder {
-    Encoder::load_cached(None).expect("encoder and its vector cache")
+/// The default encoders of `beryl index` (static statements, code-search functions).
+fn encoder() -> TextEncoders {
+    TextEncoders::defaults(None, CacheAt::Default)
 }
 
 fn model() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("models/default")
 }
 
-fn build(roots: &[PathBuf], dir: &Path, enc: &Encoder) -> Index {
+fn build(roots: &[PathBuf], dir: &Path, enc: &TextEncoders) -> Index {
     let r = index::build(roots, dir, &IndexOptions::default(), &model(), enc, &mut |_, _, _| {}).expect("index");
     eprintln!("indexed {} files, {} nodes in {:.1} s", r.files, r.nodes, r.total_seconds);
-    Index::open(dir, enc, Some(&model()), 32).expect("open")
+    Index::open(dir, Some(&model()), 32).expect("open")
 }
 
-fn pseudo(idx: &mut Index, enc: &Encoder, query: &str) -> Vec<Fragment> {
+fn pseudo(idx: &mut Index, enc: &TextEncoders, query: &str) -> Vec<Fragment> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("queries").join(query);
     let src = std::fs::read_to_string(&path).unwrap();
     let r = search::pseudo(idx, enc, &src, &path, || Classifier::load(&Classifier::default_path()), &SearchOptions::default()).unwrap();

@@ -91,3 +91,29 @@ fn token_vectors_behave_like_the_models() {
     assert!(v("").iter().all(|x| *x == 0.0));
     let _ = v("ünïcödé ≤ ∞");
 }
+
+#[test]
+fn static_encoder_behind_the_encoder_api() {
+    use beryl::features::{CacheAt, TextEncoders, TextModel};
+    let st = TextModel::Static.load(None, &CacheAt::None).unwrap();
+    assert!(st.is_static());
+    let t = StaticTable::load(&table_path(), &encoder()).unwrap();
+    let texts = ["dist[i][j] = dist[i][k] + dist[k][j]", "return heap_pop(h);", ""];
+    let got = st.encode(&texts).unwrap();
+    let mut ids = Vec::new();
+    for (text, v) in texts.iter().zip(&got) {
+        assert_eq!(v, &t.encode(text, &mut ids), "{text:?}");
+    }
+    // Its identity is neither MiniLM's nor the same across tables.
+    assert_ne!(st.hash(), encoder().hash());
+    assert_eq!(st.hash(), TextModel::Static.load(None, &CacheAt::None).unwrap().hash());
+    // One model serving both levels is loaded once.
+    let both = TextEncoders::new(TextModel::Static, TextModel::Static, None, CacheAt::None);
+    assert!(std::ptr::eq(both.statements().unwrap(), both.functions().unwrap()));
+    // A table that does not fit the vocabulary is refused with its path.
+    let d = tempfile::tempdir().unwrap();
+    let bad = d.path().join("table.bin");
+    std::fs::write(&bad, b"BRYSTV01\x01\0\0\0\x80\x01\0\0").unwrap();
+    let err = beryl::features::Encoder::load_static(&beryl::features::Encoder::default_dir(), &bad).err().unwrap().to_string();
+    assert!(err.contains("table.bin"), "{err}");
+}

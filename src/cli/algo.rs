@@ -48,9 +48,11 @@ pub struct AlgoArgs {
     /// Index folders (`<work>/<setting>/<group>/<features>`); default ~/.cache/beryl/algo-indexes.
     #[arg(long)]
     work: Option<PathBuf>,
-    /// Model directory (default: $BERYL_MODEL, else models/default).
+    /// Model directory (default: $BERYL_MODEL, else the model of the statement encoder).
     #[arg(long)]
     model: Option<PathBuf>,
+    #[command(flatten)]
+    encoders: crate::cli::search::EncoderArgs,
     /// libtorch threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
@@ -67,7 +69,7 @@ pub fn run(a: AlgoArgs) -> Result<()> {
         Some(p) => Some(beryl::search::ranker::Ranker::load(p)?),
         None => None,
     };
-    let enc = if methods.iter().any(|m| m.features().is_some()) { Some(crate::cli::search::encoder(a.threads)?) } else { None };
+    let enc = methods.iter().any(|m| m.features().is_some()).then(|| a.encoders.load(a.threads));
     let cache = beryl::corpus::fetch::cache_dir();
     let cfg = RunConfig {
         truth: &truth,
@@ -79,7 +81,7 @@ pub fn run(a: AlgoArgs) -> Result<()> {
         query_form: a.query_form,
         work: a.work.clone().unwrap_or_else(|| cache.join("algo-indexes")),
         encoder: enc.as_ref(),
-        model_dir: a.model.clone().unwrap_or_else(crate::cli::search::default_model),
+        model_dir: a.model.clone().unwrap_or_else(|| crate::cli::search::default_model(a.encoders.statements)),
         progress: true,
         renamed: a.renamed,
         ranker,

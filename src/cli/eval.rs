@@ -4,7 +4,7 @@ use anyhow::{Context, Result};
 use beryl::eval::clarc::{self, ClarcFile, FileScore, Method, RunOptions};
 use beryl::eval::gecs::{self, GecsOptions, GecsScore};
 use beryl::eval::Metrics;
-use beryl::features::{Encoder, EncoderOptions};
+use beryl::features::{CacheAt, Encoder, TextModel};
 use clap::Subcommand;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -37,16 +37,11 @@ pub struct EncoderArgs {
     /// Do not read or extend the persistent text-vector cache.
     #[arg(long)]
     no_cache: bool,
-    /// Text encoder: `minilm` (all-MiniLM-L6-v2 as installed) or `code` (with the
-    /// code-search adapters of models/code-encoder merged in).
-    #[arg(long, value_enum, default_value_t = TextModel::Minilm)]
+    /// Text encoder: `code` (all-MiniLM-L6-v2 with the code-search adapters of
+    /// models/code-encoder merged in; the default function encoder of an index), `minilm`
+    /// (as installed) or `static` (token vectors of models/static).
+    #[arg(long, value_enum, default_value_t = TextModel::Code)]
     text_model: TextModel,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum TextModel {
-    Minilm,
-    Code,
 }
 
 #[derive(clap::Args)]
@@ -93,14 +88,8 @@ pub fn run(cmd: EvalCmd) -> Result<()> {
 fn load_encoder(a: &EncoderArgs) -> Result<Encoder> {
     let dir = a.encoder_dir.clone().unwrap_or_else(Encoder::default_dir);
     let threads = a.threads.or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()));
-    let adapter = (a.text_model == TextModel::Code).then(beryl::features::encoder::code_adapter);
-    let mut enc = Encoder::load_with(&dir, EncoderOptions { threads, adapter, ..Default::default() })
-        .with_context(|| format!("loading the text encoder from {}", dir.display()))?;
-    if !a.no_cache {
-        let path = enc.default_cache_path();
-        enc.attach_cache(&path).with_context(|| format!("opening the text-vector cache {}", path.display()))?;
-    }
-    Ok(enc)
+    let cache = if a.no_cache { CacheAt::None } else { CacheAt::Default };
+    a.text_model.load_from(&dir, threads, &cache).with_context(|| format!("loading the {} text encoder from {}", a.text_model.name(), dir.display()))
 }
 
 fn run_clarc(a: ClarcArgs) -> Result<()> {

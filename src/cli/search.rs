@@ -2,7 +2,7 @@
 
 use anyhow::{bail, Context, Result};
 use beryl::corpus::WalkOptions;
-use beryl::features::{Encoder, EncoderOptions};
+use beryl::features::{CacheAt, TextEncoders, TextModel};
 use beryl::index::{self, FeatureSet, Index, IndexOptions};
 use beryl::pcode::Classifier;
 use beryl::report;
@@ -13,12 +13,13 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 
-/// `$BERYL_MODEL`, else the model shipped in `models/default`.
-pub fn default_model() -> PathBuf {
-    std::env::var_os("BERYL_MODEL")
-        .filter(|m| !m.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("models/default"))
+/// `$BERYL_MODEL`, else the shipped graph model trained on `statements`' text vectors:
+/// `models/default` (static vectors) or `models/minilm`.
+pub fn default_model(statements: TextModel) -> PathBuf {
+    std::env::var_os("BERYL_MODEL").filter(|m| !m.is_empty()).map(PathBuf::from).unwrap_or_else(|| {
+        let name = if statements == TextModel::Minilm { "models/minilm" } else { "models/default" };
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(name)
+    })
 }
 
 /// `threads`, else every core.
@@ -26,9 +27,24 @@ pub fn all_cores(threads: Option<usize>) -> usize {
     threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
-/// The text encoder with its persistent vector cache.
-pub fn encoder(threads: Option<usize>) -> Result<Encoder> {
-    Encoder::load_cached(Some(all_cores(threads))).context("loading the text encoder and its vector cache")
+/// Which text encoder serves statements and which functions, for commands that build indexes.
+#[derive(clap::Args, Clone, Copy)]
+pub struct EncoderArgs {
+    /// Text vectors of statement nodes (the graph model's inputs): static token vectors
+    /// (fast) or all-MiniLM-L6-v2.
+    #[arg(long = "encoder", value_enum, default_value = "static")]
+    pub statements: TextModel,
+    /// Text vectors of functions (natural-language and dense search): the code-search
+    /// encoder, MiniLM, or static token vectors.
+    #[arg(long = "function-encoder", value_enum, default_value = "code")]
+    pub functions: TextModel,
+}
+
+impl EncoderArgs {
+    /// The encoders, each with its persistent vector cache.
+    pub fn load(self, threads: Option<usize>) -> TextEncoders {
+        TextEncoders::new(self.statements, self.functions, Some(all_cores(threads)), CacheAt::Default)
+    }
 }
 
 #[derive(clap::Args)]
@@ -39,9 +55,12 @@ pub struct IndexArgs {
     /// Index directory (default: `.beryl` in the first path).
     #[arg(long)]
     index: Option<PathBuf>,
-    /// Model directory (default: $BERYL_MODEL, else models/default).
+    /// Model directory (default: $BERYL_MODEL, else the model trained on the statement
+    /// encoder's vectors: models/default for static, models/minilm for MiniLM).
     #[arg(long)]
     model: Option<PathBuf>,
+    #[command(flatten)]
+    encoders: EncoderArgs,
     /// Ingredients of node vectors: any of text, graph, math.
     #[arg(long, default_value = "text,graph,math")]
     features: String,
@@ -87,15 +106,15 @@ pub fn index_cmd(a: IndexArgs) -> Result<()> {
         flat_max: a.flat_max,
         force: a.force,
     };
-    let enc = encoder(a.threads)?;
-    let model = a.model.clone().unwrap_or_else(default_model);
+    let encs = a.encoders.load(a.threads);
+    let model = a.model.clone().unwrap_or_else(|| default_model(a.encoders.statements));
     let bar = ProgressBar::new(0);
     bar.set_style(
         ProgressStyle::with_template("{prefix:>9} [{bar:30}] {pos}/{len} files {per_sec} eta {eta} {elapsed_precise}")?
             .progress_chars("=> "),
     );
     let mut stage = String::new();
-    let r = index::build(&a.paths, &dir, &opts, &model, &enc, &mut |s, done, total| {
+    let r = index::build(&a.paths, &dir, &opts, &model, &encs, &mut |s, done, total| {
         if s != stage {
             stage = s.to_string();
             bar.reset();
@@ -199,11 +218,10 @@ pub fn search_cmd(a: SearchArgs) -> Result<()> {
         (None, Some(q)) => (q.clone(), PathBuf::from("<query>")),
         (None, None) => bail!("give a natural-language QUERY or --pseudo FILE"),
     };
+    let mut idx = Index::open(&a.index, a.model.as_deref(), a.nprobe)?;
     // A query has a handful of texts: encoding them costs milliseconds, while opening the
     // persistent vector cache of a large corpus reads it whole (about 1 GB for 2.7 M lines).
-    let enc = Encoder::load_with(&Encoder::default_dir(), EncoderOptions { threads: Some(all_cores(a.threads)), ..Default::default() })
-        .context("loading the text encoder")?;
-    let mut idx = Index::open(&a.index, &enc, a.model.as_deref(), a.nprobe)?;
+    let enc = idx.encoders(Some(all_cores(a.threads)));
     let opts = SearchOptions { top: a.top.max(1), k: a.k.max(1), radius: a.radius, ..SearchOptions::default() };
     let r = if a.pseudo.is_some() {
         let clf = || {
@@ -248,6 +266,8 @@ pub struct BenchIndexArgs {
     /// Keep using the persistent text-vector cache (default: start from an empty one).
     #[arg(long)]
     warm: bool,
+    #[command(flatten)]
+    encoders: EncoderArgs,
     #[arg(long)]
     threads: Option<usize>,
 }
@@ -277,12 +297,12 @@ pub fn bench_index(a: BenchIndexArgs) -> Result<()> {
         std::fs::copy(f, &to).with_context(|| format!("copying {}", f.display()))?;
     }
     let roots = vec![src.clone()];
-    let mut enc = Encoder::load_with(
-        &Encoder::default_dir(),
-        EncoderOptions { threads: Some(all_cores(a.threads)), ..Default::default() },
-    )?;
-    let cache = if a.warm { enc.default_cache_path() } else { scratch.join("text-vectors.bin") };
-    enc.attach_cache(&cache)?;
+    let cache = if a.warm { CacheAt::Default } else { CacheAt::Dir(scratch.clone()) };
+    let enc = TextEncoders::new(a.encoders.statements, a.encoders.functions, Some(all_cores(a.threads)), cache);
+    // Loading the models is not indexing.
+    enc.statements()?;
+    enc.functions()?;
+    println!("encoders       statements {}, functions {}", a.encoders.statements.name(), a.encoders.functions.name());
 
     let t = Instant::now();
     let c = beryl::corpus::load(&roots, &opts);
@@ -295,7 +315,7 @@ pub fn bench_index(a: BenchIndexArgs) -> Result<()> {
 
     let dir = scratch.join("index");
     let iopts = IndexOptions::default();
-    let model = default_model();
+    let model = default_model(a.encoders.statements);
     let full = index::build(&roots, &dir, &iopts, &model, &enc, &mut |_, _, _| {})?;
     println!(
         "full index     {:>8.2} s  {:>9.0} lines/s  ({:.3}x baseline; {} texts encoded, {} from cache{})",
@@ -370,10 +390,12 @@ fn percentile(v: &mut [f64], p: f64) -> f64 {
 /// function search (the baseline), both p50 and p95.
 pub fn bench_search(a: BenchSearchArgs) -> Result<()> {
     use std::time::Instant;
-    // No vector cache: a user's query texts are new, so every query encodes its texts.
-    let enc = Encoder::load_with(&Encoder::default_dir(), EncoderOptions { threads: Some(all_cores(a.threads)), ..Default::default() })?;
     let t = Instant::now();
-    let mut idx = Index::open(&a.index, &enc, None, 32)?;
+    let mut idx = Index::open(&a.index, None, 32)?;
+    // No vector cache: a user's query texts are new, so every query encodes its texts.
+    let enc = idx.encoders(Some(all_cores(a.threads)));
+    enc.statements()?;
+    enc.functions()?;
     let open_ms = t.elapsed().as_secs_f64() * 1000.0;
     let mut qs: Vec<PathBuf> = std::fs::read_dir(&a.queries)?.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "p")).collect();
     qs.sort();

@@ -10,7 +10,7 @@
 use crate::corpus::{self, WalkOptions};
 use crate::eval::pool::{self, Pool, PoolCand, Variant};
 use crate::eval::{bm25::Bm25, tokenize};
-use crate::features::Encoder;
+use crate::features::TextEncoders;
 use crate::index::{self, FeatureSet, Index, IndexError, IndexOptions};
 use crate::pcode::Classifier;
 use crate::search::hybrid::{self, HybridOptions, Query};
@@ -402,7 +402,7 @@ pub struct RunConfig<'a> {
     /// Index folders go to `<work>/<setting>/<group>/<features>`.
     pub work: PathBuf,
     /// Needed by the embedding methods.
-    pub encoder: Option<&'a Encoder>,
+    pub encoder: Option<&'a TextEncoders>,
     pub model_dir: PathBuf,
     /// Progress lines on standard error.
     pub progress: bool,
@@ -857,7 +857,7 @@ pub fn run(cfg: &RunConfig) -> Result<AlgoReport, AlgoError> {
                 if !builds.iter().any(|b: &BuildInfo| b.dir == dir) {
                     builds.push(build_index(cfg, g, &group_roots, &dir, features, enc)?);
                 }
-                let mut idx = Index::open(&dir, enc, None, 32).map_err(|error| AlgoError::Index { dir: dir.clone(), error })?;
+                let mut idx = Index::open(&dir, None, 32).map_err(|error| AlgoError::Index { dir: dir.clone(), error })?;
                 if indexed.is_empty() {
                     for f in idx.store.files().map_err(|error| AlgoError::Index { dir: dir.clone(), error })? {
                         let l = loc.locate(&f.path, (1, 1));
@@ -1074,7 +1074,7 @@ fn function_ranking(
     Ok(out)
 }
 
-fn build_index(cfg: &RunConfig, g: &Group, roots: &[PathBuf], dir: &Path, features: FeatureSet, enc: &Encoder) -> Result<BuildInfo, AlgoError> {
+fn build_index(cfg: &RunConfig, g: &Group, roots: &[PathBuf], dir: &Path, features: FeatureSet, enc: &TextEncoders) -> Result<BuildInfo, AlgoError> {
     let opts = IndexOptions { features, ..IndexOptions::default() };
     let mut last = (String::new(), Instant::now());
     let name = format!("{} [{}]", g.name, features.name());

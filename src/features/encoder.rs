@@ -8,7 +8,10 @@
 
 use super::bert::{padded, Bert, BertConfig};
 use super::cache::{Key, TextCache};
+use super::static_vec::StaticTable;
+use super::wordpiece::WordPiece;
 use super::FeatureError;
+use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -129,7 +132,9 @@ pub struct EncoderStats {
 pub struct Encoder {
     tokenizer: Tokenizer,
     // tch tensors are Send but not Sync; the lock makes the encoder shareable across threads.
-    bert: Mutex<Bert>,
+    // `None` for a static table, which answers every text without a model.
+    bert: Option<Mutex<Bert>>,
+    table: Option<StaticTable>,
     identity: EncoderIdentity,
     /// Key space of the vector cache: the identity hash, salted with the precision so that
     /// bf16 and f32 vectors never answer for each other.
@@ -259,7 +264,8 @@ impl Encoder {
         drop(model_bytes);
         let mut enc = Encoder {
             tokenizer,
-            bert: Mutex::new(bert),
+            bert: Some(Mutex::new(bert)),
+            table: None,
             identity,
             cache_salt,
             cache: None,
@@ -274,8 +280,50 @@ impl Encoder {
         Ok(enc)
     }
 
+    /// Static token vectors (`models/static/table.bin`) over the tokenizer in `dir`: no
+    /// model and no cache (a lookup in the table is faster than one in the cache).
+    pub fn load_static(dir: &Path, table: &Path) -> Result<Encoder, FeatureError> {
+        let tok_path = dir.join("tokenizer.json");
+        let tok_bytes = read(&tok_path)?;
+        let table_bytes = read(table)?;
+        let tokenizer =
+            Tokenizer::from_bytes(&tok_bytes).map_err(|e| FeatureError::Tokenizer(format!("{}: {e}", tok_path.display())))?;
+        let wp = WordPiece::from_vocab(tokenizer.get_vocab(true))?;
+        let t = StaticTable::from_bytes(&table_bytes, wp).map_err(|e| match e {
+            FeatureError::Config { msg, .. } => FeatureError::Config { path: table.into(), msg },
+            e => e,
+        })?;
+        let tok_sha = Sha256::digest(&tok_bytes);
+        let mut h = Sha256::new();
+        h.update(b"beryl static text vectors v1\0");
+        h.update(t.hash().as_bytes());
+        h.update(tok_sha);
+        let hash_bytes: [u8; 32] = h.finalize().into();
+        let identity = EncoderIdentity { model_sha256: t.hash().to_string(), tokenizer_sha256: hex(&tok_sha), hash: hex(&hash_bytes) };
+        Ok(Encoder {
+            tokenizer,
+            bert: None,
+            table: Some(t),
+            identity,
+            cache_salt: hash_bytes,
+            cache: None,
+            opts: EncoderOptions::default(),
+            batches: AtomicU64::new(0),
+            encoded: AtomicU64::new(0),
+            cache_hits: AtomicU64::new(0),
+        })
+    }
+
+    /// Whether this encoder is a static table.
+    pub fn is_static(&self) -> bool {
+        self.table.is_some()
+    }
+
     /// Uses (or creates) the vector cache at `path` from now on.
     pub fn attach_cache(&mut self, path: &Path) -> Result<(), FeatureError> {
+        if self.table.is_some() {
+            return Ok(());
+        }
         let c = TextCache::open(path, &self.cache_salt, DIM).map_err(|e| FeatureError::Io { path: path.into(), source: e })?;
         log::debug!("text cache {}: {} vectors", path.display(), c.len());
         self.cache = Some(Mutex::new(c));
@@ -323,6 +371,9 @@ impl Encoder {
     /// One unit vector per text, in order. Repeated texts are encoded once; texts in the
     /// cache are not encoded at all, and new ones are added to it.
     pub fn encode(&self, texts: &[&str]) -> Result<Vec<TextVec>, FeatureError> {
+        if let Some(t) = &self.table {
+            return Ok(self.encode_static(t, texts));
+        }
         let Some(cache) = &self.cache else {
             return self.encode_uncached(texts, self.opts.max_batch);
         };
@@ -359,6 +410,9 @@ impl Encoder {
     /// As [`Encoder::encode`] without the cache, with at most `max_batch` texts per forward
     /// pass (1 gives the one-at-a-time baseline of `beryl bench encoder`).
     pub fn encode_uncached(&self, texts: &[&str], max_batch: usize) -> Result<Vec<TextVec>, FeatureError> {
+        if let Some(t) = &self.table {
+            return Ok(self.encode_static(t, texts));
+        }
         // Distinct texts, in first-seen order.
         let mut slot: HashMap<&str, usize> = HashMap::new();
         let mut distinct: Vec<&str> = Vec::new();
@@ -380,13 +434,22 @@ impl Encoder {
         Ok(which.into_iter().map(|i| vecs[i]).collect())
     }
 
+    fn encode_static(&self, t: &StaticTable, texts: &[&str]) -> Vec<TextVec> {
+        self.encoded.fetch_add(texts.len() as u64, Ordering::Relaxed);
+        // Chunks large enough that a thread's setup costs nothing next to its work.
+        texts.par_chunks(4096).flat_map_iter(|c| t.encode_all(c)).collect()
+    }
+
     /// The vectors of token id rows ([CLS] … [SEP] included), batched by length.
     pub fn encode_id_rows(&self, ids: &[&[u32]], max_batch: usize) -> Result<Vec<TextVec>, FeatureError> {
+        let Some(bert) = &self.bert else {
+            return Err(FeatureError::Tokenizer("a static table has no model to run token rows through".into()));
+        };
         let mut order: Vec<usize> = (0..ids.len()).collect();
         order.sort_by_key(|&i| ids[i].len());
 
         let mut vecs = vec![[0f32; DIM]; ids.len()];
-        let bert = self.bert.lock().map_err(|_| FeatureError::Tokenizer("encoder lock poisoned".into()))?;
+        let bert = bert.lock().map_err(|_| FeatureError::Tokenizer("encoder lock poisoned".into()))?;
         let max_batch = max_batch.max(1);
         let mut start = 0;
         while start < order.len() {

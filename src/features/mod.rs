@@ -11,8 +11,10 @@ pub mod static_vec;
 pub mod wordpiece;
 pub mod words;
 pub mod synth;
+pub mod text_models;
 
 pub use encoder::{Encoder, EncoderIdentity, EncoderOptions, EncoderStats, Precision, TextVec, DIM};
+pub use text_models::{CacheAt, TextEncoders, TextModel};
 pub use math::{count_pcode, count_source, count_tree, Family, OpCounts};
 
 use std::path::PathBuf;

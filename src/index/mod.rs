@@ -15,7 +15,7 @@ pub mod store;
 pub mod vectors;
 
 use crate::corpus::{self, WalkOptions};
-use crate::features::{Encoder, FeatureError};
+use crate::features::{Encoder, FeatureError, TextEncoders, TextModel};
 use crate::graph::{Icfg, Lang};
 use crate::model::embed::{embed_with_progress, FEATURE_SCHEMA};
 use crate::model::{Model, ModelError};
@@ -32,7 +32,7 @@ use thiserror::Error;
 pub use vectors::FeatureSet;
 
 /// Version of this directory layout and database schema.
-pub const FORMAT: u32 = 4;
+pub const FORMAT: u32 = 5;
 /// What a generation holds; one missing means it cannot be reused.
 const FILES: [&str; 10] = [
     "index.sqlite",
@@ -90,7 +90,12 @@ pub struct IndexMeta {
     pub format: u32,
     pub beryl: String,
     pub feature_schema: u32,
+    /// Hash of the statement encoder (the graph model's text inputs).
     pub encoder: String,
+    pub statement_model: TextModel,
+    /// Hash of the encoder of `functions.faiss`.
+    pub function_encoder: String,
+    pub function_model: TextModel,
     pub model_sha256: String,
     pub model_lang: String,
     pub hidden: usize,
@@ -266,7 +271,7 @@ pub fn build(
     dir: &Path,
     opts: &IndexOptions,
     model_dir: &Path,
-    enc: &Encoder,
+    encs: &TextEncoders,
     progress: Progress,
 ) -> Result<BuildReport, IndexError> {
     let t0 = Instant::now();
@@ -277,6 +282,8 @@ pub fn build(
     if lock.try_lock().is_err() {
         return Err(IndexError::Busy(dir.to_path_buf()));
     }
+    let enc = encs.statements()?;
+    let fenc = encs.functions()?;
     let model = Model::load(model_dir, FEATURE_SCHEMA, enc.hash())?;
     let model_sha = model_sha256(model_dir)?;
 
@@ -322,6 +329,7 @@ pub fn build(
             m.format == FORMAT
                 && m.model_sha256 == model_sha
                 && m.encoder == enc.hash()
+                && m.function_encoder == fenc.hash()
                 && m.features == opts.features
                 && opts.factory.as_ref().is_none_or(|f| *f == m.node_factory)
         });
@@ -337,7 +345,11 @@ pub fn build(
 
     // Node vectors. Unchanged files cost no encoding: their texts come from the vector cache.
     let t1 = Instant::now();
-    let before = enc.stats();
+    let stats = || {
+        let (a, b) = (enc.stats(), fenc.stats());
+        if std::ptr::eq(enc, fenc) { (a.encoded, a.cache_hits) } else { (a.encoded + b.encoded, a.cache_hits + b.cache_hits) }
+    };
+    let before = stats();
     let hidden = model.gcn.hidden as usize;
     let file_of_node: Vec<u32> = icfg.graph.node_weights().map(|n| n.file).collect();
     let total_files = icfg.files.len();
@@ -380,14 +392,14 @@ pub fn build(
     let mut fvecs = Vec::with_capacity(ftexts.len() * crate::features::DIM);
     for (chunk_no, chunk) in ftexts.chunks(256).enumerate() {
         let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
-        for v in enc.encode(&refs)? {
+        for v in fenc.encode(&refs)? {
             fvecs.extend_from_slice(&v);
         }
         progress("functions", (chunk_no * 256 + chunk.len()).min(ftexts.len()), ftexts.len());
     }
-    let after = enc.stats();
-    report.texts_encoded = after.encoded - before.encoded;
-    report.texts_from_cache = after.cache_hits - before.cache_hits;
+    let after = stats();
+    report.texts_encoded = after.0 - before.0;
+    report.texts_from_cache = after.1 - before.1;
     report.embed_seconds = t1.elapsed().as_secs_f64();
 
     // Write the new generation aside.
@@ -435,6 +447,9 @@ pub fn build(
         beryl: env!("CARGO_PKG_VERSION").to_string(),
         feature_schema: FEATURE_SCHEMA,
         encoder: enc.hash().to_string(),
+        statement_model: encs.statements,
+        function_encoder: fenc.hash().to_string(),
+        function_model: encs.functions,
         model_sha256: model_sha,
         model_lang: model.manifest.lang.clone(),
         hidden,
@@ -487,6 +502,19 @@ pub fn build(
     Ok(report)
 }
 
+fn same_encoder<'e>(level: &str, want: &str, want_model: TextModel, model: TextModel, enc: &'e Encoder) -> Result<&'e Encoder, IndexError> {
+    if enc.hash() == want {
+        return Ok(enc);
+    }
+    Err(IndexError::Mismatch(format!(
+        "its {level} vectors come from text encoder {} ({}), this search loaded {} ({})",
+        want_model.name(),
+        &want[..want.len().min(16)],
+        model.name(),
+        &enc.hash()[..16]
+    )))
+}
+
 fn dir_bytes(p: &Path) -> u64 {
     let mut total = 0;
     if let Ok(rd) = std::fs::read_dir(p) {
@@ -529,9 +557,10 @@ pub struct Index {
 }
 
 impl Index {
-    /// Opens the current generation at `dir`, checking that it was built by this format,
-    /// feature schema and encoder, and (when given) with the model at `model_dir`.
-    pub fn open(dir: &Path, enc: &Encoder, model_dir: Option<&Path>, nprobe: usize) -> Result<Index, IndexError> {
+    /// Opens the current generation at `dir`, checking that it was built by this format and
+    /// feature schema, and (when given) with the model at `model_dir`. Its text encoders are
+    /// checked when a search first asks for them (`statement_encoder`, `function_encoder`).
+    pub fn open(dir: &Path, model_dir: Option<&Path>, nprobe: usize) -> Result<Index, IndexError> {
         if !dir.exists() {
             return Err(IndexError::Missing(dir.to_path_buf()));
         }
@@ -552,13 +581,6 @@ impl Index {
                 meta.feature_schema
             )));
         }
-        if meta.encoder != enc.hash() {
-            return Err(IndexError::Mismatch(format!(
-                "built with text encoder {}, the installed encoder is {}",
-                &meta.encoder[..meta.encoder.len().min(16)],
-                &enc.hash()[..16]
-            )));
-        }
         let own_model = gen.join("model");
         let sha = model_sha256(&own_model).map_err(|e| IndexError::Corrupt(e.to_string()))?;
         if sha != meta.model_sha256 {
@@ -575,7 +597,14 @@ impl Index {
                 )));
             }
         }
-        let model = Model::load(&own_model, FEATURE_SCHEMA, enc.hash()).map_err(|e| IndexError::Corrupt(e.to_string()))?;
+        let model = Model::load(&own_model, FEATURE_SCHEMA, &meta.encoder).map_err(|e| match e {
+            ModelError::Encoder { found, .. } => IndexError::Mismatch(format!(
+                "its statement vectors come from text encoder {}, its model was trained on {}",
+                &meta.encoder[..meta.encoder.len().min(16)],
+                &found[..found.len().min(16)]
+            )),
+            e => IndexError::Corrupt(e.to_string()),
+        })?;
         let store = Store::open(&gen.join("index.sqlite"))?;
         let nodes = vectors::read(&gen.join("nodes.faiss"), nprobe)?;
         let ppath = gen.join("nodes.pca");
@@ -609,6 +638,21 @@ impl Index {
             return Err(IndexError::Corrupt("shapes, lexical index and functions disagree in size".into()));
         }
         Ok(Index { dir: gen, meta, store, nodes, projection, functions, graph, node_ids, model, shapes, lexical, profiles: None })
+    }
+
+    /// Encoders of the models this index was built with, loaded on first use, no cache.
+    pub fn encoders(&self, threads: Option<usize>) -> TextEncoders {
+        TextEncoders::new(self.meta.statement_model, self.meta.function_model, threads, crate::features::CacheAt::None)
+    }
+
+    /// The statement encoder from `encs`, if it is the one this index was built with.
+    pub fn statement_encoder<'e>(&self, encs: &'e TextEncoders) -> Result<&'e Encoder, IndexError> {
+        same_encoder("statement", &self.meta.encoder, self.meta.statement_model, encs.statements, encs.statements()?)
+    }
+
+    /// The function encoder from `encs`, if it is the one this index was built with.
+    pub fn function_encoder<'e>(&self, encs: &'e TextEncoders) -> Result<&'e Encoder, IndexError> {
+        same_encoder("function", &self.meta.function_encoder, self.meta.function_model, encs.functions, encs.functions()?)
     }
 
     /// The `k` nearest indexed nodes (vector numbers, see `node_ids`) of each search vector.

@@ -13,7 +13,7 @@
 
 use super::ranker::{Ranker, FEATURES, N_FEATURES};
 use super::{fragments, query_vectors, to_pcode, Fragment, LineMatch, QueryNode, SearchError, SearchOptions, SearchResult, Span, Timings};
-use crate::features::{Encoder, DIM};
+use crate::features::{TextEncoders, DIM};
 use crate::graph::Icfg;
 use crate::index::lexical::query_terms;
 use crate::index::store::FunctionRow;
@@ -258,7 +258,7 @@ fn subtree_ends(s: &Shape) -> Vec<u32> {
 }
 
 /// Every candidate of the pool with its signals (unscored).
-pub fn candidates(index: &mut Index, enc: &Encoder, q: &Query, opts: &HybridOptions) -> Result<Vec<Candidate>, SearchError> {
+pub fn candidates(index: &mut Index, encs: &TextEncoders, q: &Query, opts: &HybridOptions) -> Result<Vec<Candidate>, SearchError> {
     let k = opts.per_retriever;
     let t0 = Instant::now();
     let lap = |what: &str, t: &mut Instant| {
@@ -286,7 +286,7 @@ pub fn candidates(index: &mut Index, enc: &Encoder, q: &Query, opts: &HybridOpti
     lap("lexical", &mut t);
     // Dense.
     let names: Vec<String> = q.procedures.iter().map(|p| crate::index::name_words(p)).collect();
-    let qvec = enc.encode(&[format!("{}. {}", names.join(", "), q.words).as_str()])?.remove(0);
+    let qvec = index.function_encoder(encs)?.encode(&[format!("{}. {}", names.join(", "), q.words).as_str()])?.remove(0);
     if opts.retrievers[DENSE] {
         let hits = vectors::search(&mut index.functions, &qvec, DIM, k)?;
         let list: Vec<(u32, f32)> = hits.first().into_iter().flatten().map(|&(f, s)| (f as u32, s)).collect();
@@ -296,7 +296,7 @@ pub fn candidates(index: &mut Index, enc: &Encoder, q: &Query, opts: &HybridOpti
     // Beryllium: coverage of the best fragment that touches each function.
     let mut beryl: HashMap<u32, f32> = HashMap::new();
     if opts.retrievers[BERYLLIUM] {
-        let qv = query_vectors(index, enc, &q.icfg, &q.line_map)?;
+        let qv = query_vectors(index, index.statement_encoder(encs)?, &q.icfg, &q.line_map)?;
         let total = qv.nodes.len().max(1) as f32;
         if !qv.nodes.is_empty() {
             let bopts = SearchOptions { top: k / 2, ..SearchOptions::default() };
@@ -622,7 +622,7 @@ fn function_fragments(index: &Index, list: &[(u32, f32)], why: &dyn Fn(usize, f3
 /// Pseudocode search by `method`. `ranker` is needed by [`Method::Hybrid`].
 pub fn search(
     index: &mut Index,
-    enc: &Encoder,
+    encs: &TextEncoders,
     src: &str,
     name: &Path,
     clf: impl FnOnce() -> Result<Classifier, PcodeError>,
@@ -631,7 +631,7 @@ pub fn search(
     ranker: Option<&Ranker>,
 ) -> Result<SearchResult, SearchError> {
     if method == Method::Beryllium {
-        return super::pseudo(index, enc, src, name, clf, opts);
+        return super::pseudo(index, encs, src, name, clf, opts);
     }
     let t0 = Instant::now();
     let q = Query::parse(src, name, clf)?;
@@ -641,7 +641,7 @@ pub fn search(
     let fragments = match method {
         Method::Hybrid => {
             let ranker = ranker.ok_or_else(|| SearchError::NoRanker("none given".into()))?;
-            let mut cands = candidates(index, enc, &q, &HybridOptions::default())?;
+            let mut cands = candidates(index, encs, &q, &HybridOptions::default())?;
             rank(&mut cands, ranker, top);
             to_fragments(index, &q, &cands)?
         }
@@ -667,7 +667,7 @@ pub fn search(
         }
         Method::Dense => {
             let names: Vec<String> = q.procedures.iter().map(|p| crate::index::name_words(p)).collect();
-            let v = enc.encode(&[format!("{}. {}", names.join(", "), q.words).as_str()])?.remove(0);
+            let v = index.function_encoder(encs)?.encode(&[format!("{}. {}", names.join(", "), q.words).as_str()])?.remove(0);
             let hits = vectors::search(&mut index.functions, &v, DIM, top)?;
             let list: Vec<(u32, f32)> = hits.first().into_iter().flatten().map(|&(f, s)| (f as u32, s)).collect();
             function_fragments(index, &list, &|_, s| format!("dense: cosine {s:.2} to the function's text vector"))?

@@ -5,7 +5,7 @@ pub mod group;
 pub mod hybrid;
 pub mod ranker;
 
-use crate::features::{Encoder, FeatureError};
+use crate::features::{Encoder, FeatureError, TextEncoders};
 use crate::graph::{Icfg, NodeKind};
 use crate::index::graph::Bfs;
 use crate::index::{vectors, Index, IndexError};
@@ -203,13 +203,14 @@ fn query_vectors(index: &Index, enc: &Encoder, q: &Icfg, line_map: &[u32]) -> Re
 /// Pseudocode search: p-code (or plain pseudocode, converted) against the node index.
 pub fn pseudo(
     index: &mut Index,
-    enc: &Encoder,
+    encs: &TextEncoders,
     src: &str,
     name: &Path,
     clf: impl FnOnce() -> Result<Classifier, PcodeError>,
     opts: &SearchOptions,
 ) -> Result<SearchResult, SearchError> {
     let t0 = Instant::now();
+    let enc = index.statement_encoder(encs)?;
     let (pc, converted, line_map) = to_pcode(src, clf).map_err(|e| e.with_file(&name.display().to_string()))?;
     let q = pcode::icfg(&pc, name).map_err(|e| e.with_file(&name.display().to_string()))?;
     let qv = query_vectors(index, enc, &q, &line_map)?;
@@ -224,8 +225,9 @@ pub fn pseudo(
 }
 
 /// Natural-language search over function text vectors.
-pub fn natural(index: &mut Index, enc: &Encoder, query: &str, opts: &SearchOptions) -> Result<SearchResult, SearchError> {
+pub fn natural(index: &mut Index, encs: &TextEncoders, query: &str, opts: &SearchOptions) -> Result<SearchResult, SearchError> {
     let t0 = Instant::now();
+    let enc = index.function_encoder(encs)?;
     if query.trim().is_empty() {
         return Err(SearchError::EmptyQuery);
     }
@@ -270,8 +272,9 @@ pub fn natural(index: &mut Index, enc: &Encoder, query: &str, opts: &SearchOptio
 }
 
 /// Natural-language search over nodes: each sentence of the query is a query node.
-pub fn natural_fragments(index: &mut Index, enc: &Encoder, query: &str, opts: &SearchOptions) -> Result<SearchResult, SearchError> {
+pub fn natural_fragments(index: &mut Index, encs: &TextEncoders, query: &str, opts: &SearchOptions) -> Result<SearchResult, SearchError> {
     let t0 = Instant::now();
+    let enc = index.statement_encoder(encs)?;
     let sentences: Vec<&str> = query
         .split(['.', ';', '\n'])
         .map(str::trim)
