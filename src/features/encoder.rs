@@ -101,12 +101,19 @@ pub struct EncoderOptions {
     /// LoRA adapters merged into the model at load time (`adapter.safetensors` with its
     /// `report.json` beside it giving rank and alpha), e.g. `models/code-encoder`.
     pub adapter: Option<PathBuf>,
+    /// Longest input in tokens; longer texts are cut (`$BERYL_ENCODER_MAX_TOKENS` overrides
+    /// the default [`MAX_TOKENS`]). Part of the encoder hash.
+    pub max_tokens: usize,
 }
 
 impl Default for EncoderOptions {
     fn default() -> Self {
-        EncoderOptions { threads: None, cache: None, max_batch: 128, batch_tokens: 2048, precision: Precision::auto(), adapter: None }
+        EncoderOptions { threads: None, cache: None, max_batch: 128, batch_tokens: 2048, precision: Precision::auto(), adapter: None, max_tokens: default_max_tokens() }
     }
+}
+
+fn default_max_tokens() -> usize {
+    std::env::var("BERYL_ENCODER_MAX_TOKENS").ok().and_then(|v| v.parse().ok()).filter(|&n: &usize| n >= 8).unwrap_or(MAX_TOKENS)
 }
 
 /// The code-search adapters shipped in `models/code-encoder` (trained by
@@ -227,7 +234,7 @@ impl Encoder {
         h.update(b"beryl text encoder v1\0");
         h.update(model_sha);
         h.update(tok_sha);
-        h.update(format!("bert mean-pool l2 max_tokens={MAX_TOKENS}").as_bytes());
+        h.update(format!("bert mean-pool l2 max_tokens={}", opts.max_tokens).as_bytes());
         if let Some((bytes, _, scale)) = &adapter {
             // A different model: its own hash, so caches and indexes never mix the two.
             h.update(b"\0lora");
@@ -244,7 +251,7 @@ impl Encoder {
             Tokenizer::from_bytes(&tok_bytes).map_err(|e| FeatureError::Tokenizer(format!("{}: {e}", tok_path.display())))?;
         // The shipped tokenizer.json pads and truncates to 128; batches pad themselves.
         tokenizer
-            .with_truncation(Some(TruncationParams { max_length: MAX_TOKENS.min(cfg.max_position_embeddings as usize), ..Default::default() }))
+            .with_truncation(Some(TruncationParams { max_length: opts.max_tokens.min(cfg.max_position_embeddings as usize), ..Default::default() }))
             .map_err(|e| FeatureError::Tokenizer(e.to_string()))?;
         tokenizer.with_padding(None);
 
