@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The main job on a real corpus: set up, fetch igraph (C) from Debian's sources, index it,
 # and ask it for Floyd–Warshall twice: as textbook pseudocode and in plain English.
-# The first index of a corpus encodes every statement's text (minutes on 2 cores);
-# re-running it is incremental.
+# The first index of a corpus runs the code-search encoder over every function (about a
+# minute for igraph on 2 cores); re-running it is incremental.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup.sh

@@ -9,7 +9,6 @@
 use super::bert::{padded, Bert, BertConfig};
 use super::cache::{Key, TextCache};
 use super::static_vec::StaticTable;
-use super::wordpiece::WordPiece;
 use super::FeatureError;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
@@ -292,14 +291,9 @@ impl Encoder {
     pub fn load_static(dir: &Path, table: &Path) -> Result<Encoder, FeatureError> {
         let tok_path = dir.join("tokenizer.json");
         let tok_bytes = read(&tok_path)?;
-        let table_bytes = read(table)?;
         let tokenizer =
             Tokenizer::from_bytes(&tok_bytes).map_err(|e| FeatureError::Tokenizer(format!("{}: {e}", tok_path.display())))?;
-        let wp = WordPiece::from_vocab(tokenizer.get_vocab(true))?;
-        let t = StaticTable::from_bytes(&table_bytes, wp).map_err(|e| match e {
-            FeatureError::Config { msg, .. } => FeatureError::Config { path: table.into(), msg },
-            e => e,
-        })?;
+        let t = StaticTable::read(table, tokenizer.get_vocab(true))?;
         let tok_sha = Sha256::digest(&tok_bytes);
         let mut h = Sha256::new();
         h.update(b"beryl static text vectors v1\0");

@@ -94,8 +94,16 @@ impl StaticTable {
     }
 
     pub fn load(path: &Path, enc: &Encoder) -> Result<StaticTable, FeatureError> {
+        StaticTable::read(path, enc.tokenizer_vocab())
+    }
+
+    /// The table stored at `path` over the tokenizer vocabulary `vocab`; errors name the file.
+    pub fn read(path: &Path, vocab: HashMap<String, u32>) -> Result<StaticTable, FeatureError> {
         let bytes = std::fs::read(path).map_err(|e| FeatureError::Io { path: path.into(), source: e })?;
-        StaticTable::from_bytes(&bytes, WordPiece::from_vocab(enc.tokenizer_vocab())?)
+        StaticTable::from_bytes(&bytes, WordPiece::from_vocab(vocab)?).map_err(|e| match e {
+            FeatureError::Config { msg, .. } => FeatureError::Config { path: path.into(), msg },
+            e => e,
+        })
     }
 
     pub fn save(&self, path: &Path) -> Result<(), FeatureError> {

@@ -257,6 +257,12 @@ fn subtree_ends(s: &Shape) -> Vec<u32> {
     end
 }
 
+/// The query's function-level text vector: its procedure names as words, then its English.
+fn dense_query(index: &Index, encs: &TextEncoders, q: &Query) -> Result<[f32; DIM], SearchError> {
+    let names: Vec<String> = q.procedures.iter().map(|p| crate::index::name_words(p)).collect();
+    Ok(index.function_encoder(encs)?.encode(&[format!("{}. {}", names.join(", "), q.words).as_str()])?.remove(0))
+}
+
 /// Every candidate of the pool with its signals (unscored).
 pub fn candidates(index: &mut Index, encs: &TextEncoders, q: &Query, opts: &HybridOptions) -> Result<Vec<Candidate>, SearchError> {
     let k = opts.per_retriever;
@@ -285,8 +291,7 @@ pub fn candidates(index: &mut Index, encs: &TextEncoders, q: &Query, opts: &Hybr
     }
     lap("lexical", &mut t);
     // Dense.
-    let names: Vec<String> = q.procedures.iter().map(|p| crate::index::name_words(p)).collect();
-    let qvec = index.function_encoder(encs)?.encode(&[format!("{}. {}", names.join(", "), q.words).as_str()])?.remove(0);
+    let qvec = dense_query(index, encs, q)?;
     if opts.retrievers[DENSE] {
         let hits = vectors::search(&mut index.functions, &qvec, DIM, k)?;
         let list: Vec<(u32, f32)> = hits.first().into_iter().flatten().map(|&(f, s)| (f as u32, s)).collect();
@@ -666,8 +671,7 @@ pub fn search(
             function_fragments(index, &list, &|_, s| format!("name: procedure-name words matched, score {s:.2}"))?
         }
         Method::Dense => {
-            let names: Vec<String> = q.procedures.iter().map(|p| crate::index::name_words(p)).collect();
-            let v = index.function_encoder(encs)?.encode(&[format!("{}. {}", names.join(", "), q.words).as_str()])?.remove(0);
+            let v = dense_query(index, encs, &q)?;
             let hits = vectors::search(&mut index.functions, &v, DIM, top)?;
             let list: Vec<(u32, f32)> = hits.first().into_iter().flatten().map(|&(f, s)| (f as u32, s)).collect();
             function_fragments(index, &list, &|_, s| format!("dense: cosine {s:.2} to the function's text vector"))?

@@ -227,11 +227,10 @@ pub fn pseudo(
 /// Natural-language search over function text vectors.
 pub fn natural(index: &mut Index, encs: &TextEncoders, query: &str, opts: &SearchOptions) -> Result<SearchResult, SearchError> {
     let t0 = Instant::now();
-    let enc = index.function_encoder(encs)?;
     if query.trim().is_empty() {
         return Err(SearchError::EmptyQuery);
     }
-    let v = enc.encode(&[query])?;
+    let v = index.function_encoder(encs)?.encode(&[query])?;
     let embed_ms = ms(t0);
     let t1 = Instant::now();
     let hits = vectors::search(&mut index.functions, &v[0], crate::features::DIM, opts.top)?;
