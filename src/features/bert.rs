@@ -198,7 +198,7 @@ impl Bert {
         }
         if bf16 {
             for l in &mut layers {
-                for w in [&mut l.qkv_w, &mut l.attn_out_w, &mut l.inter_w, &mut l.out_w] {
+                for w in [&mut l.qkv_w, &mut l.qkv_b, &mut l.attn_out_w, &mut l.attn_out_b, &mut l.inter_w, &mut l.inter_b, &mut l.out_w, &mut l.out_b] {
                     *w = w.f_to_kind(Kind::BFloat16)?;
                 }
             }
@@ -207,10 +207,11 @@ impl Bert {
         Ok(Bert { cfg, bf16, word, pos, token_type0, ln_w, ln_b, layers })
     }
 
-    /// `x · wᵀ + b`, in bf16 when the weights are, with an f32 result.
+    /// `x · wᵀ + b`, in bf16 when the weights are (the result stays bf16: the callers
+    /// convert where f32 matters, the residual stream and layer norms).
     fn linear(&self, x: &Tensor, w: &Tensor, b: &Tensor) -> Result<Tensor, FeatureError> {
         if self.bf16 {
-            Ok(x.f_to_kind(Kind::BFloat16)?.f_linear::<&Tensor>(w, None)?.f_to_kind(Kind::Float)? + b)
+            Ok(x.f_to_kind(Kind::BFloat16)?.f_linear(w, Some(b))?)
         } else {
             Ok(x.f_linear(w, Some(b))?)
         }
@@ -236,15 +237,26 @@ impl Bert {
         // Additive attention bias: 0 on tokens, a large negative on padding.
         let bias = ((maskf.ones_like() - &maskf) * -1e9f64).f_view([b, 1, 1, len])?;
         let hd = h / heads;
+        let bias_bf16 = bias.f_to_kind(Kind::BFloat16)?;
         for l in &self.layers {
-            let qkv = self.linear(&x, &l.qkv_w, &l.qkv_b)?.f_view([b, len, 3, heads, hd])?.f_permute([2, 0, 3, 1, 4])?;
+            let qkv = self.linear(&x, &l.qkv_w, &l.qkv_b)?.f_view([b, len, 3, heads, hd])?.f_permute([2, 0, 3, 1, 4])?.f_contiguous()?;
             let (q, k, v) = (qkv.get(0), qkv.get(1), qkv.get(2));
-            let ctx = Tensor::f_scaled_dot_product_attention(&q, &k, &v, Some(&bias), 0.0, false, None, false)?;
+            let ctx = if self.bf16 && len <= 128 {
+                // Plain matmul–softmax–matmul in bf16: libtorch's fused CPU attention was
+                // about twice as slow at head size 32 on short rows; on long ones it wins.
+                let scores = (q.f_matmul(&k.f_transpose(-1, -2)?)? * (1.0 / (hd as f64).sqrt()) + &bias_bf16).f_softmax(-1, Kind::BFloat16)?;
+                scores.f_matmul(&v)?
+            } else {
+                let bias = if self.bf16 { &bias_bf16 } else { &bias };
+                Tensor::f_scaled_dot_product_attention(&q, &k, &v, Some(bias), 0.0, false, None, false)?
+            };
             let ctx = ctx.f_transpose(1, 2)?.f_reshape([b, len, h])?;
-            let a = self.linear(&ctx, &l.attn_out_w, &l.attn_out_b)? + &x;
+            let a = self.linear(&ctx, &l.attn_out_w, &l.attn_out_b)?.f_to_kind(Kind::Float)? + &x;
             let a = a.f_layer_norm([h], Some(&l.ln1_w), Some(&l.ln1_b), eps, false)?;
+            // The widest activation stays bf16 between the two linears: it would be rounded
+            // to bf16 for the second one anyway.
             let i = self.linear(&a, &l.inter_w, &l.inter_b)?.f_gelu("none")?;
-            let o = self.linear(&i, &l.out_w, &l.out_b)? + &a;
+            let o = self.linear(&i, &l.out_w, &l.out_b)?.f_to_kind(Kind::Float)? + &a;
             x = o.f_layer_norm([h], Some(&l.ln2_w), Some(&l.ln2_b), eps, false)?;
         }
         let m = maskf.f_unsqueeze(-1)?;

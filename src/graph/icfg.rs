@@ -119,6 +119,15 @@ impl Icfg {
             }
         }
         self.calls.extend(sites);
+        // Kept in node order, so a function's sites are one slice (`call_sites`).
+        self.calls.sort_by_key(|c| (c.node.index(), c.call));
+    }
+
+    /// The call sites whose node lies in `nodes` (a function's range, say).
+    pub fn call_sites(&self, nodes: std::ops::Range<usize>) -> &[CallSite] {
+        let a = self.calls.partition_point(|c| c.node.index() < nodes.start);
+        let b = self.calls.partition_point(|c| c.node.index() < nodes.end);
+        &self.calls[a..b.max(a)]
     }
 
     /// Functions named `name` (simple or qualified suffix, e.g. `Cls::run` or `Cls.run`).

@@ -47,7 +47,9 @@ const FILES: [&str; 10] = [
     "model/manifest.json",
 ];
 /// Longest function text (in characters) given to the encoder for natural-language search.
-const FUNCTION_TEXT_CHARS: usize = 700;
+const FUNCTION_TEXT_CHARS: usize = 448;
+/// Longest comment summary in a function text.
+const SUMMARY_CHARS: usize = 200;
 
 #[derive(Debug, Error)]
 pub enum IndexError {
@@ -226,14 +228,73 @@ pub fn function_comment<'a>(icfg: &Icfg, f: u32, src: &'a str) -> &'a str {
     leading_comment(src.get(prev_end..s).unwrap_or(""))
 }
 
-/// What the natural-language index reads for a function: its name as words, the comment
-/// above it, then its code, cut to a length the encoder reads in full.
+/// The prose of a doc comment, as a summary for the text encoder: no comment markers
+/// (`/**`, `*`, `//`), no markup (`<p>`, `{@code x}` → `x`), nothing from the first block
+/// tag on (`@param`, `\param`, `@return`, …; Doxygen's `\brief` is kept, its word
+/// dropped), at most `SUMMARY_CHARS`, cut after a sentence where one ends. A long Javadoc
+/// otherwise filled the encoder's whole window before the code began.
+pub fn doc_summary(comment: &str) -> String {
+    let mut words: Vec<String> = Vec::new();
+    'lines: for line in comment.lines() {
+        let l = line.trim().trim_start_matches("/**").trim_start_matches("/*!").trim_start_matches("/*").trim_start_matches("///").trim_start_matches("//!").trim_start_matches("//");
+        let l = l.trim_end_matches("*/").trim().trim_start_matches('*').trim();
+        for w in l.split_whitespace() {
+            if let Some(tag) = w.strip_prefix('@').or_else(|| w.strip_prefix('\\')) {
+                let tag = tag.trim_end_matches(|c: char| !c.is_ascii_alphanumeric());
+                match tag {
+                    // Headings name what the comment documents: the rest of their line goes.
+                    "function" | "fn" | "class" | "struct" | "union" | "enum" | "typedef" | "define" | "var" | "file" | "ingroup"
+                    | "addtogroup" | "defgroup" | "name" | "page" | "section" | "subsection" | "namespace" | "interface" => continue 'lines,
+                    // Block tags: the prose is over.
+                    "param" | "tparam" | "return" | "returns" | "retval" | "throws" | "throw" | "exception" | "see" | "sa" | "since"
+                    | "author" | "deprecated" | "version" | "serial" | "serialField" | "serialData" | "pre" | "post" | "example" => break 'lines,
+                    // Any other tag word (`\brief`, `{@code`, `@inheritDoc`) is markup.
+                    t if !t.is_empty() => continue,
+                    _ => {}
+                }
+            }
+            let mut clean = String::with_capacity(w.len());
+            let mut in_tag = false;
+            for c in w.chars() {
+                match c {
+                    '<' => in_tag = true,
+                    '>' if in_tag => in_tag = false,
+                    '{' | '}' if !in_tag => {}
+                    _ if !in_tag => clean.push(c),
+                    _ => {}
+                }
+            }
+            let clean = clean.trim_start_matches("@code").trim_start_matches("@link").trim_start_matches("@literal");
+            if !clean.is_empty() {
+                words.push(clean.to_string());
+            }
+        }
+    }
+    let mut out = String::new();
+    for w in &words {
+        if out.len() + w.len() + 1 > SUMMARY_CHARS {
+            // Back to the last sentence end, when there is one.
+            if let Some(i) = out.rfind(". ").or_else(|| out.ends_with('.').then(|| out.len() - 1)) {
+                out.truncate(i + 1);
+            }
+            break;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(w);
+    }
+    out
+}
+
+/// What the natural-language index reads for a function: its name as words, the summary
+/// of the comment above it, then its code, cut to a length the encoder reads in full.
 pub fn function_text(icfg: &Icfg, f: u32, src: &str) -> String {
     let m = &icfg.functions[f as usize].meta;
     let (s, e) = (m.bytes.0 as usize, (m.bytes.1 as usize).min(src.len()));
-    let comment = function_comment(icfg, f, src);
+    let comment = doc_summary(function_comment(icfg, f, src));
     let body = src.get(s..e).unwrap_or("");
-    let mut t = format!("{}. {} {}", name_words(&m.name), crate::graph::normalize_ws(comment), crate::graph::normalize_ws(body));
+    let mut t = format!("{}. {} {}", name_words(&m.name), comment, crate::graph::normalize_ws(body));
     if t.len() > FUNCTION_TEXT_CHARS {
         let mut cut = FUNCTION_TEXT_CHARS;
         while !t.is_char_boundary(cut) {
@@ -389,13 +450,15 @@ pub fn build(
         .into_par_iter()
         .map(|f| function_text(&icfg, f, &sources[icfg.functions[f as usize].meta.file as usize]))
         .collect();
+    // Large chunks: the encoder sorts each by length, so rows of a batch pad little.
+    const FUNCTION_CHUNK: usize = 4096;
     let mut fvecs = Vec::with_capacity(ftexts.len() * crate::features::DIM);
-    for (chunk_no, chunk) in ftexts.chunks(256).enumerate() {
+    for (chunk_no, chunk) in ftexts.chunks(FUNCTION_CHUNK).enumerate() {
         let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
         for v in fenc.encode(&refs)? {
             fvecs.extend_from_slice(&v);
         }
-        progress("functions", (chunk_no * 256 + chunk.len()).min(ftexts.len()), ftexts.len());
+        progress("functions", (chunk_no * FUNCTION_CHUNK + chunk.len()).min(ftexts.len()), ftexts.len());
     }
     let after = stats();
     report.texts_encoded = after.0 - before.0;
@@ -417,8 +480,9 @@ pub fn build(
     let node_factory = vectors::factory_for(ids.len(), opts.flat_max, opts.factory.as_deref());
     let nodes_index = if vectors::projects(ids.len()) {
         let p = Projection::fit(&search_rows, dim, vectors::PCA_DIM)?;
-        p.write(&tmp.join("nodes.pca"))?;
-        vectors::build(&node_factory, p.d_out, &p.apply(&search_rows)?)?
+            p.write(&tmp.join("nodes.pca"))?;
+        let pr = p.apply(&search_rows)?;
+            vectors::build(&node_factory, p.d_out, &pr)?
     } else {
         vectors::build(&node_factory, dim, &search_rows)?
     };
@@ -722,5 +786,19 @@ mod tests {
         assert_eq!(leading_comment("int x;\n/* sorts */\n"), "/* sorts */");
         assert_eq!(leading_comment("x;\n// one\n// two\n"), "// one\n// two");
         assert_eq!(leading_comment("int x;\n"), "");
+    }
+
+    #[test]
+    fn doc_summaries_keep_the_prose() {
+        let javadoc = "/**\n * Returns the <em>greatest</em> common divisor of {@code a} and {@code b}.\n *\n * @param a first\n * @return the gcd\n */";
+        assert_eq!(doc_summary(javadoc), "Returns the greatest common divisor of a and b.");
+        let doxygen = "/**\n * \\function igraph_bfs\n * \\brief Breadth-first search.\n *\n * \\param graph The graph.\n */";
+        assert_eq!(doc_summary(doxygen), "Breadth-first search.");
+        assert_eq!(doc_summary("// sorts the array\n// in place"), "sorts the array in place");
+        assert_eq!(doc_summary(""), "");
+        // Long prose is cut after its last whole sentence within the limit.
+        let long = format!("/* {} Second sentence that runs on {} */", "First sentence here.", "and on ".repeat(60));
+        assert_eq!(doc_summary(&long), "First sentence here.");
+        assert!(doc_summary(&"word ".repeat(100)).len() <= SUMMARY_CHARS);
     }
 }

@@ -27,7 +27,8 @@ impl Projection {
         if d_in == 0 || d_out == 0 || d_out > d_in || n < 2 {
             return Err(IndexError::Faiss(format!("cannot project {n} vectors of width {d_in} to {d_out}")));
         }
-        let step = n.div_ceil(100_000).max(1);
+        // 50k rows pin down a 924-d covariance well; more only costs time.
+        let step = n.div_ceil(50_000).max(1);
         let mut sample = Vec::with_capacity(n.div_ceil(step) * d_in);
         for i in (0..n).step_by(step) {
             sample.extend_from_slice(&data[i * d_in..(i + 1) * d_in]);
@@ -35,10 +36,12 @@ impl Projection {
         let m = (sample.len() / d_in) as i64;
         let torch = |e: tch::TchError| IndexError::Faiss(format!("projection: {e}"));
         let (mean, rows) = tch::no_grad(|| -> Result<(Vec<f32>, Vec<f32>), tch::TchError> {
-            let x = Tensor::from_slice(&sample).view([m, d_in as i64]).to_kind(Kind::Double);
-            let mean = x.mean_dim(0, true, Kind::Double);
+            // Centred and multiplied in f32 (in double the product was 4 s of a 13 s igraph
+            // index), eigen-decomposed in double.
+            let x = Tensor::from_slice(&sample).view([m, d_in as i64]);
+            let mean = x.mean_dim(0, true, Kind::Float);
             let c = &x - &mean;
-            let cov = c.transpose(0, 1).mm(&c) / (m - 1).max(1) as f64;
+            let cov = c.transpose(0, 1).mm(&c).to_kind(Kind::Double) / (m - 1).max(1) as f64;
             // Eigenvalues ascending: the last d_out columns, reversed, are the top ones.
             let (_, vecs) = cov.f_linalg_eigh("L")?;
             let top = vecs.narrow(1, (d_in - d_out) as i64, d_out as i64).flip([1]).transpose(0, 1).contiguous();

@@ -158,8 +158,10 @@ pub fn build(factory: &str, dim: usize, rows: &[f32]) -> Result<IndexImpl, Index
     let mut index = faiss::index_factory(dim as u32, factory, MetricType::InnerProduct).map_err(fe)?;
     let n = rows.len() / dim.max(1);
     if !index.is_trained() {
-        // Training on an evenly spaced sample bounds the cost on big corpora.
-        let want = 100_000.min(n);
+        // Training on an evenly spaced sample bounds the cost: 64 vectors per IVF list (FAISS
+        // asks for 39), at least 25,000 for the product quantizer's 256 codes per block.
+        let lists: usize = factory.strip_prefix("IVF").and_then(|r| r.split(',').next()?.parse().ok()).unwrap_or(0);
+        let want = (64 * lists).clamp(25_000, 100_000).min(n);
         let step = (n / want.max(1)).max(1);
         let mut sample = Vec::with_capacity(want * dim);
         for i in (0..n).step_by(step).take(want) {

@@ -157,7 +157,7 @@ impl Shape {
         }
         let mut callees = Vec::new();
         let mut recursive = false;
-        for site in &icfg.calls {
+        for site in icfg.call_sites(icfg.function_nodes(f)) {
             let Some(&k) = pos.get(&site.node.index()) else { continue };
             // An ambiguous call (overloads, copies of a function in several files) keeps
             // only a target in the caller's own file; otherwise nothing is known of it.
