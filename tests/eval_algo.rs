@@ -167,6 +167,7 @@ fn missing_corpus_names_the_fetch_command() {
         renamed: false,
         ranker: None,
         folds: 6,
+        train_pools: Vec::new(),
     };
     let e = algo::run(&cfg).unwrap_err();
     assert!(e.to_string().contains("beryl corpus fetch libcolt-free-java"), "{e}");
@@ -199,6 +200,7 @@ fn real_run_on_java_string_similarity() {
         renamed: false,
         ranker: None,
         folds: 6,
+        train_pools: Vec::new(),
     };
     let r = algo::run(&cfg).unwrap();
     let mut want: Vec<&str> = truth.entries.iter().filter(|e| e.project == "java-string-similarity").map(|e| e.algorithm.as_str()).collect();

@@ -42,6 +42,11 @@ pub struct AlgoArgs {
     /// `beryl eval fit-ranker`.
     #[arg(long)]
     pools_out: Option<PathBuf>,
+    /// Pools of other runs (`--pools-out` of another setting) that every fold's scorer
+    /// also trains on, minus the fold's algorithms: the shipped scorer learns from both
+    /// the plain and the renamed setting, and so can the cross-validated one.
+    #[arg(long, num_args = 1..)]
+    train_pools: Vec<PathBuf>,
     /// Query files searched by the embedding methods: `.p` (p-code) or `.txt` (converted).
     #[arg(long, value_enum, default_value = "p")]
     query_form: QueryForm,
@@ -71,6 +76,10 @@ pub fn run(a: AlgoArgs) -> Result<()> {
     };
     let enc = methods.iter().any(|m| m.features().is_some()).then(|| a.encoders.load(a.threads));
     let cache = beryl::corpus::fetch::cache_dir();
+    let mut train_pools = Vec::new();
+    for p in &a.train_pools {
+        train_pools.extend(beryl::eval::pool::read_pools(p).map_err(anyhow::Error::msg)?);
+    }
     let cfg = RunConfig {
         truth: &truth,
         queries: a.queries.clone(),
@@ -86,6 +95,7 @@ pub fn run(a: AlgoArgs) -> Result<()> {
         renamed: a.renamed,
         ranker,
         folds: a.folds,
+        train_pools,
     };
     let report = algo::run(&cfg)?;
     if let Some(p) = &a.pools_out {
@@ -231,10 +241,20 @@ pub fn fit(a: FitArgs) -> Result<()> {
     anyhow::ensure!(!pools.is_empty(), "no candidate pools in {:?}", a.pools);
     let folds = pool::folds(&pools, a.folds);
     let v = Variant { without: None };
-    let cv = pool::mrr(&pools, &pool::cross_validated(&pools, v, &folds, None));
+    let ranked = pool::cross_validated(&pools, &[], v, &folds, None);
+    let cv = pool::mrr(&pools, &ranked);
+    let mut per_setting = serde_json::Map::new();
+    for s in pools.iter().map(|p| p.setting.clone()).collect::<std::collections::BTreeSet<_>>() {
+        let keep: Vec<usize> = (0..pools.len()).filter(|&i| pools[i].setting == s).collect();
+        let sub: Vec<pool::Pool> = keep.iter().map(|&i| pools[i].clone()).collect();
+        let r: Vec<Vec<usize>> = keep.iter().map(|&i| ranked[i].clone()).collect();
+        let m = pool::mrr(&sub, &r);
+        println!("  {s}: pool MRR cross-validated by algorithm {m:.3}");
+        per_setting.insert(s, serde_json::json!(m));
+    }
     let refs: Vec<&pool::Pool> = pools.iter().collect();
     let r = pool::fit(&refs, v);
-    let fitted = pool::mrr(&pools, &pool::cross_validated(&pools, v, &folds, Some(&r)));
+    let fitted = pool::mrr(&pools, &pool::cross_validated(&pools, &[], v, &folds, Some(&r)));
     std::fs::create_dir_all(&a.out)?;
     r.save(&a.out.join("weights.json"))?;
     let mut settings: Vec<&str> = pools.iter().map(|p| p.setting.as_str()).collect();
@@ -254,7 +274,7 @@ pub fn fit(a: FitArgs) -> Result<()> {
             "positives": pools.iter().map(|p| p.cands.iter().filter(|c| c.hit).count()).sum::<usize>(),
         },
         "folds": folds,
-        "pool_mrr": { "cross_validated_by_algorithm": cv, "fitted_on_all (optimistic)": fitted },
+        "pool_mrr": { "cross_validated_by_algorithm": cv, "cross_validated_by_setting": per_setting, "fitted_on_all (optimistic)": fitted },
         "date": chrono_date(),
         "command": format!("beryl eval fit-ranker --pools {}", a.pools.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" ")),
     });

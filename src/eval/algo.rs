@@ -412,6 +412,8 @@ pub struct RunConfig<'a> {
     pub ranker: Option<Ranker>,
     /// Folds of the cross-validation by algorithm.
     pub folds: usize,
+    /// Pools of other runs every fold's scorer also trains on (minus the fold's algorithms).
+    pub train_pools: Vec<Pool>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -991,14 +993,19 @@ pub fn run(cfg: &RunConfig) -> Result<AlgoReport, AlgoError> {
         ranker_note = match (&cfg.ranker, &fixed) {
             (Some(_), _) => "a fixed scorer given on the command line (not cross-validated)".to_string(),
             (None, Some(_)) => "the shipped scorer (one algorithm only: no cross-validation possible)".to_string(),
-            (None, None) => format!(
+            (None, None) if cfg.train_pools.is_empty() => format!(
                 "cross-validated by algorithm: {} folds, each ranked by a scorer fitted on the other folds' pools of this run",
                 folds.len()
+            ),
+            (None, None) => format!(
+                "cross-validated by algorithm: {} folds, each ranked by a scorer fitted on the other folds' pools of this run and of {} pools given by --train-pools",
+                folds.len(),
+                cfg.train_pools.len()
             ),
         };
         for (mi, &m) in methods.iter().enumerate() {
             let Some(v) = m.variant() else { continue };
-            let ranked = pool::cross_validated(&pools, v, &folds, fixed.as_ref());
+            let ranked = pool::cross_validated(&pools, &cfg.train_pools, v, &folds, fixed.as_ref());
             for &(ri, pi) in &pool_rows {
                 let p = &pools[pi];
                 let frags: Vec<Vec<LocSpan>> = ranked[pi].iter().map(|&k| p.cands[k].spans.clone()).collect();

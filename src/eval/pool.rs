@@ -138,8 +138,9 @@ pub fn folds(pools: &[Pool], k: usize) -> Vec<BTreeSet<String>> {
 }
 
 /// Ranked candidate indices of every pool under `v`: with `fixed`, that scorer; else
-/// cross-validated over `folds` (each fold ranked by a scorer fitted on the others).
-pub fn cross_validated(pools: &[Pool], v: Variant, folds: &[BTreeSet<String>], fixed: Option<&Ranker>) -> Vec<Vec<usize>> {
+/// cross-validated over `folds` (each fold ranked by a scorer fitted on the others, and on
+/// the pools of `extra` whose algorithm is not in the fold either: another setting's run).
+pub fn cross_validated(pools: &[Pool], extra: &[Pool], v: Variant, folds: &[BTreeSet<String>], fixed: Option<&Ranker>) -> Vec<Vec<usize>> {
     let mut out = vec![Vec::new(); pools.len()];
     if let Some(r) = fixed {
         for (i, p) in pools.iter().enumerate() {
@@ -148,7 +149,7 @@ pub fn cross_validated(pools: &[Pool], v: Variant, folds: &[BTreeSet<String>], f
         return out;
     }
     for fold in folds {
-        let train: Vec<&Pool> = pools.iter().filter(|p| !fold.contains(&p.algorithm)).collect();
+        let train: Vec<&Pool> = pools.iter().chain(extra).filter(|p| !fold.contains(&p.algorithm)).collect();
         let r = fit(&train, v);
         for (i, p) in pools.iter().enumerate() {
             if fold.contains(&p.algorithm) {
@@ -215,9 +216,18 @@ mod tests {
         let pools = vec![mk("a", false), mk("a", false), mk("b", true)];
         let f = folds(&pools, 2);
         assert_eq!(f.len(), 2);
-        let ranked = cross_validated(&pools, Variant { without: None }, &f, None);
+        let ranked = cross_validated(&pools, &[], Variant { without: None }, &f, None);
         let first_hit = |i: usize| ranked[i].iter().position(|&k| pools[i].cands[k].hit).unwrap();
         assert!(first_hit(2) > 0, "fold b was ranked by a scorer that saw b");
+        // Pools of another run teach the fold only about other algorithms: renamed "b"
+        // pools given as extra training data must not reach fold "b".
+        let extra = vec![Pool { setting: "one-renamed".into(), ..mk("b", true) }];
+        let with_extra = cross_validated(&pools, &extra, Variant { without: None }, &f, None);
+        let first = |r: &[Vec<usize>], i: usize| r[i].iter().position(|&k| pools[i].cands[k].hit).unwrap();
+        assert_eq!(first(&with_extra, 2), first(&ranked, 2), "fold b saw b through the extra pools");
+        // An extra "a" pool of the opposite kind does reach fold "b".
+        let extra_a = vec![Pool { algorithm: "a".into(), ..mk("b", true) }; 4];
+        assert_eq!(first(&cross_validated(&pools, &extra_a, Variant { without: None }, &f, None), 2), 0);
         // Fitted on everything, "b" would do better than under cross-validation.
         assert_eq!(order(&pools[0], Variant { without: None }, &fit(&[&pools[0], &pools[1]], Variant { without: None }))[0], 0);
     }

@@ -32,7 +32,7 @@ use thiserror::Error;
 pub use vectors::FeatureSet;
 
 /// Version of this directory layout and database schema.
-pub const FORMAT: u32 = 5;
+pub const FORMAT: u32 = 6;
 /// What a generation holds; one missing means it cannot be reused.
 const FILES: [&str; 10] = [
     "index.sqlite",
@@ -48,8 +48,8 @@ const FILES: [&str; 10] = [
 ];
 /// Longest function text (in characters) given to the encoder for natural-language search.
 const FUNCTION_TEXT_CHARS: usize = 448;
-/// Longest comment summary in a function text.
-const SUMMARY_CHARS: usize = 200;
+/// Longest comment prose in a function text.
+const PROSE_CHARS: usize = 360;
 
 #[derive(Debug, Error)]
 pub enum IndexError {
@@ -228,12 +228,12 @@ pub fn function_comment<'a>(icfg: &Icfg, f: u32, src: &'a str) -> &'a str {
     leading_comment(src.get(prev_end..s).unwrap_or(""))
 }
 
-/// The prose of a doc comment, as a summary for the text encoder: no comment markers
-/// (`/**`, `*`, `//`), no markup (`<p>`, `{@code x}` → `x`), nothing from the first block
-/// tag on (`@param`, `\param`, `@return`, …; Doxygen's `\brief` is kept, its word
-/// dropped), at most `SUMMARY_CHARS`, cut after a sentence where one ends. A long Javadoc
-/// otherwise filled the encoder's whole window before the code began.
-pub fn doc_summary(comment: &str) -> String {
+/// The prose of a doc comment for the text encoder: no comment markers (`/**`, `*`,
+/// `//`), no markup (`<p>`, `{@code x}` → `x`), no tag words (`@param`, `\brief`; the text
+/// after them stays: parameter descriptions name what the function works on), no heading
+/// lines (`\function name`), at most `PROSE_CHARS`, cut after a sentence where one ends.
+/// With markers and markup a long Javadoc filled the encoder's whole window.
+pub fn doc_prose(comment: &str) -> String {
     let mut words: Vec<String> = Vec::new();
     'lines: for line in comment.lines() {
         let l = line.trim().trim_start_matches("/**").trim_start_matches("/*!").trim_start_matches("/*").trim_start_matches("///").trim_start_matches("//!").trim_start_matches("//");
@@ -245,10 +245,9 @@ pub fn doc_summary(comment: &str) -> String {
                     // Headings name what the comment documents: the rest of their line goes.
                     "function" | "fn" | "class" | "struct" | "union" | "enum" | "typedef" | "define" | "var" | "file" | "ingroup"
                     | "addtogroup" | "defgroup" | "name" | "page" | "section" | "subsection" | "namespace" | "interface" => continue 'lines,
-                    // Block tags: the prose is over.
-                    "param" | "tparam" | "return" | "returns" | "retval" | "throws" | "throw" | "exception" | "see" | "sa" | "since"
-                    | "author" | "deprecated" | "version" | "serial" | "serialField" | "serialData" | "pre" | "post" | "example" => break 'lines,
-                    // Any other tag word (`\brief`, `{@code`, `@inheritDoc`) is markup.
+                    // Bookkeeping, not prose.
+                    "author" | "version" | "since" | "serial" | "serialField" | "serialData" => continue 'lines,
+                    // Any other tag word (`@param`, `\brief`, `{@code`) is markup; its text stays.
                     t if !t.is_empty() => continue,
                     _ => {}
                 }
@@ -272,7 +271,7 @@ pub fn doc_summary(comment: &str) -> String {
     }
     let mut out = String::new();
     for w in &words {
-        if out.len() + w.len() + 1 > SUMMARY_CHARS {
+        if out.len() + w.len() + 1 > PROSE_CHARS {
             // Back to the last sentence end, when there is one.
             if let Some(i) = out.rfind(". ").or_else(|| out.ends_with('.').then(|| out.len() - 1)) {
                 out.truncate(i + 1);
@@ -287,12 +286,12 @@ pub fn doc_summary(comment: &str) -> String {
     out
 }
 
-/// What the natural-language index reads for a function: its name as words, the summary
+/// What the natural-language index reads for a function: its name as words, the prose
 /// of the comment above it, then its code, cut to a length the encoder reads in full.
 pub fn function_text(icfg: &Icfg, f: u32, src: &str) -> String {
     let m = &icfg.functions[f as usize].meta;
     let (s, e) = (m.bytes.0 as usize, (m.bytes.1 as usize).min(src.len()));
-    let comment = doc_summary(function_comment(icfg, f, src));
+    let comment = doc_prose(function_comment(icfg, f, src));
     let body = src.get(s..e).unwrap_or("");
     let mut t = format!("{}. {} {}", name_words(&m.name), comment, crate::graph::normalize_ws(body));
     if t.len() > FUNCTION_TEXT_CHARS {
@@ -789,16 +788,16 @@ mod tests {
     }
 
     #[test]
-    fn doc_summaries_keep_the_prose() {
-        let javadoc = "/**\n * Returns the <em>greatest</em> common divisor of {@code a} and {@code b}.\n *\n * @param a first\n * @return the gcd\n */";
-        assert_eq!(doc_summary(javadoc), "Returns the greatest common divisor of a and b.");
+    fn doc_prose_drops_markers_and_markup() {
+        let javadoc = "/**\n * Returns the <em>greatest</em> common divisor of {@code a} and {@code b}.\n *\n * @param a first value\n * @return the gcd\n * @since 1.2\n */";
+        assert_eq!(doc_prose(javadoc), "Returns the greatest common divisor of a and b. a first value the gcd");
         let doxygen = "/**\n * \\function igraph_bfs\n * \\brief Breadth-first search.\n *\n * \\param graph The graph.\n */";
-        assert_eq!(doc_summary(doxygen), "Breadth-first search.");
-        assert_eq!(doc_summary("// sorts the array\n// in place"), "sorts the array in place");
-        assert_eq!(doc_summary(""), "");
+        assert_eq!(doc_prose(doxygen), "Breadth-first search. graph The graph.");
+        assert_eq!(doc_prose("// sorts the array\n// in place"), "sorts the array in place");
+        assert_eq!(doc_prose(""), "");
         // Long prose is cut after its last whole sentence within the limit.
         let long = format!("/* {} Second sentence that runs on {} */", "First sentence here.", "and on ".repeat(60));
-        assert_eq!(doc_summary(&long), "First sentence here.");
-        assert!(doc_summary(&"word ".repeat(100)).len() <= SUMMARY_CHARS);
+        assert_eq!(doc_prose(&long), "First sentence here.");
+        assert!(doc_prose(&"word ".repeat(100)).len() <= PROSE_CHARS);
     }
 }
