@@ -495,8 +495,10 @@ impl Encoder {
             }
             let mut done = Vec::new();
             loop {
-                let b = next.fetch_add(1, Ordering::Relaxed);
-                let Some(batch) = batches.get(b) else { return Ok(done) };
+                // Longest batches first, so no worker is left alone with a long one at the end.
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                let Some(b) = batches.len().checked_sub(k + 1) else { return Ok(done) };
+                let batch = batches[b];
                 let rows: Vec<&[u32]> = batch.iter().map(|&i| ids[i]).collect();
                 let (t_ids, t_mask) = padded(&rows, 0)?;
                 let out = shared.embed(&t_ids, &t_mask)?;
