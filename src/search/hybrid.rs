@@ -61,7 +61,7 @@ const DENSE: usize = 1;
 const BERYLLIUM: usize = 2;
 const STRUCTURE: usize = 3;
 
-/// Functions whose profile is compared by alignment in the structural retriever: twice
+/// Functions whose profile is compared by alignment in the structural retriever: three times
 /// the retriever's share, as profiles alone rank the implementation poorly.
 const STRUCT_PRESELECT: usize = 600;
 /// Most nodes of a code tree (callees included).
