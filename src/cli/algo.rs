@@ -42,9 +42,9 @@ pub struct AlgoArgs {
     /// `beryl eval fit-ranker`.
     #[arg(long)]
     pools_out: Option<PathBuf>,
-    /// Pools of other runs (`--pools-out` of another setting) that every fold's scorer
-    /// also trains on, minus the fold's algorithms: the shipped scorer learns from both
-    /// the plain and the renamed setting, and so can the cross-validated one.
+    /// Pools of other runs (`--pools-out` of other settings) that every fold's scorer
+    /// also trains on, minus the fold's algorithms: the shipped scorer learns from every
+    /// setting, and so can the cross-validated one.
     #[arg(long, num_args = 1..)]
     train_pools: Vec<PathBuf>,
     /// Query files searched by the embedding methods: `.p` (p-code) or `.txt` (converted).
@@ -245,10 +245,7 @@ pub fn fit(a: FitArgs) -> Result<()> {
     let cv = pool::mrr(&pools, &ranked);
     let mut per_setting = serde_json::Map::new();
     for s in pools.iter().map(|p| p.setting.clone()).collect::<std::collections::BTreeSet<_>>() {
-        let keep: Vec<usize> = (0..pools.len()).filter(|&i| pools[i].setting == s).collect();
-        let sub: Vec<pool::Pool> = keep.iter().map(|&i| pools[i].clone()).collect();
-        let r: Vec<Vec<usize>> = keep.iter().map(|&i| ranked[i].clone()).collect();
-        let m = pool::mrr(&sub, &r);
+        let m = pool::mrr_where(&pools, &ranked, |p| p.setting == s);
         println!("  {s}: pool MRR cross-validated by algorithm {m:.3}");
         per_setting.insert(s, serde_json::json!(m));
     }

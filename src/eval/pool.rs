@@ -163,8 +163,13 @@ pub fn cross_validated(pools: &[Pool], extra: &[Pool], v: Variant, folds: &[BTre
 /// Mean reciprocal rank of the first hit over queries, averaged per algorithm first
 /// (a quick figure for the manifest; `beryl eval algo` reports the full tables).
 pub fn mrr(pools: &[Pool], ranked: &[Vec<usize>]) -> f64 {
+    mrr_where(pools, ranked, |_| true)
+}
+
+/// [`mrr`] over the pools that `keep` accepts (one setting's, say).
+pub fn mrr_where(pools: &[Pool], ranked: &[Vec<usize>], keep: impl Fn(&Pool) -> bool) -> f64 {
     let mut per: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
-    for (p, r) in pools.iter().zip(ranked) {
+    for (p, r) in pools.iter().zip(ranked).filter(|(p, _)| keep(p)) {
         let rr = r.iter().position(|&i| p.cands[i].hit).map_or(0.0, |k| 1.0 / (k + 1) as f64);
         per.entry(&p.algorithm).or_default().push(rr);
     }

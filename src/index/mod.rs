@@ -479,9 +479,8 @@ pub fn build(
     let node_factory = vectors::factory_for(ids.len(), opts.flat_max, opts.factory.as_deref());
     let nodes_index = if vectors::projects(ids.len()) {
         let p = Projection::fit(&search_rows, dim, vectors::PCA_DIM)?;
-            p.write(&tmp.join("nodes.pca"))?;
-        let pr = p.apply(&search_rows)?;
-            vectors::build(&node_factory, p.d_out, &pr)?
+        p.write(&tmp.join("nodes.pca"))?;
+        vectors::build(&node_factory, p.d_out, &p.apply(&search_rows)?)?
     } else {
         vectors::build(&node_factory, dim, &search_rows)?
     };
