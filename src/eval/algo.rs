@@ -284,11 +284,14 @@ pub enum Method {
     #[value(name = "-fragment")]
     #[serde(rename = "-fragment")]
     NoFragment,
+    #[value(name = "-tokens")]
+    #[serde(rename = "-tokens")]
+    NoTokens,
 }
 
 impl Method {
     /// What `beryl eval algo` runs without `--methods`.
-    pub const DEFAULT: [Method; 14] = [
+    pub const DEFAULT: [Method; 15] = [
         Method::Hybrid,
         Method::Beryllium,
         Method::CbG,
@@ -303,6 +306,7 @@ impl Method {
         Method::NoBeryllium,
         Method::NoStructure,
         Method::NoFragment,
+        Method::NoTokens,
     ];
 
     pub fn name(self) -> &'static str {
@@ -321,6 +325,7 @@ impl Method {
             Method::NoBeryllium => "-beryllium",
             Method::NoStructure => "-structure",
             Method::NoFragment => "-fragment",
+            Method::NoTokens => "-tokens",
         }
     }
 
@@ -343,6 +348,7 @@ impl Method {
             Method::NoBeryllium => Some("beryllium"),
             Method::NoStructure => Some("structure"),
             Method::NoFragment => Some("fragment"),
+            Method::NoTokens => Some("tokens"),
             _ => return None,
         };
         Some(Variant { without })

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 /// Feature names, in the order of a candidate's feature vector.
-pub const FEATURES: [&str; 19] = [
+pub const FEATURES: [&str; 22] = [
     "lex",
     "lex_rr",
     "name",
@@ -32,17 +32,21 @@ pub const FEATURES: [&str; 19] = [
     "size2",
     "grown",
     "test_path",
+    "tok_align",
+    "tok_bag",
+    "profile_rr",
 ];
 pub const N_FEATURES: usize = FEATURES.len();
 
 /// Signals that can be taken out as a whole (ablation): the features of each, and the
 /// retriever that belongs to it (see `hybrid::Retriever`).
-pub const GROUPS: [(&str, &[&str]); 5] = [
+pub const GROUPS: [(&str, &[&str]); 6] = [
     ("lexical", &["lex", "lex_rr", "name", "comment_name"]),
     ("dense", &["dense", "dense_rr"]),
     ("beryllium", &["beryllium", "beryllium_rr"]),
-    ("structure", &["align", "align_rel", "profile", "depth_match", "loops_diff", "recursion", "density"]),
+    ("structure", &["align", "align_rel", "profile", "depth_match", "loops_diff", "recursion", "density", "profile_rr"]),
     ("fragment", &["size", "size2", "grown", "test_path"]),
+    ("tokens", &["tok_align", "tok_bag"]),
 ];
 
 #[derive(Debug, Error)]

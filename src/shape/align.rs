@@ -23,6 +23,8 @@ pub struct TreeNode {
     pub role: Role,
     pub ops: [u8; 7],
     pub sub: Subscripts,
+    /// Token sketch ([`super::tokens`]).
+    pub sig: u128,
     pub children: Vec<u32>,
     /// (function or procedure id, node index in its shape).
     pub origin: (u32, u16),
@@ -57,7 +59,7 @@ impl Tree {
         let mut top = Vec::new();
         for (k, n) in s.nodes.iter().take(room).enumerate() {
             let id = first + k as u32;
-            self.nodes.push(TreeNode { role: n.role, ops: n.ops, sub: n.sub, children: Vec::new(), origin: (fid, k as u16), inline_depth: level });
+            self.nodes.push(TreeNode { role: n.role, ops: n.ops, sub: n.sub, sig: n.sig, children: Vec::new(), origin: (fid, k as u16), inline_depth: level });
             if n.parent == super::TOP || n.parent as usize >= room {
                 top.push(id);
             } else {
@@ -161,6 +163,32 @@ pub fn similarity(q: &TreeNode, c: &TreeNode) -> f32 {
         _ => 0.25,
     };
     k * (base + (1.0 - base) * content)
+}
+
+/// How closely the query's statements are written in the code, names aside
+/// ([`super::tokens`]): (over the aligned pairs, best partner anywhere in `c`), each the
+/// weighted mean over query nodes that have a sketch; 0 when none has.
+pub fn token_agreement(q: &Tree, c: &Tree, a: &Alignment) -> (f32, f32) {
+    let total: f32 = q.nodes.iter().filter(|n| n.sig != 0).map(|n| weight(n.role)).sum();
+    if total <= 0.0 {
+        return (0.0, 0.0);
+    }
+    let aligned: f32 = a
+        .pairs
+        .iter()
+        .map(|&(i, j, _)| {
+            let (qn, cn) = (&q.nodes[i as usize], &c.nodes[j as usize]);
+            weight(qn.role) * super::tokens::similarity(qn.sig, cn.sig)
+        })
+        .sum();
+    let sigs: Vec<u128> = c.nodes.iter().map(|n| n.sig).filter(|&s| s != 0).collect();
+    let bag: f32 = q
+        .nodes
+        .iter()
+        .filter(|n| n.sig != 0)
+        .map(|n| weight(n.role) * sigs.iter().map(|&s| super::tokens::similarity(n.sig, s)).fold(0.0, f32::max))
+        .sum();
+    (aligned / total, bag / total)
 }
 
 #[derive(Clone, Debug, Default)]
@@ -321,6 +349,10 @@ mod tests {
                 ops,
                 sub: super::super::subscript::scan(sub),
                 calls: 0,
+                sig: match role {
+                    Role::Loop => super::super::tokens::loop_test(sub).map_or(0, |t| super::super::tokens::sketch(&t, true)),
+                    r => super::super::tokens::sketch(sub, r == Role::Branch),
+                },
                 lines: (k as u32 + 1, k as u32 + 1),
                 local: k as u16 + 2,
             })
@@ -395,6 +427,23 @@ mod tests {
         ]);
         let mid = align(&tree(&q), &tree(&add)).score;
         assert!(low < mid && mid < good, "{low} {mid} {good}");
+    }
+
+    #[test]
+    fn token_agreement_reads_statements_not_names() {
+        // Euclid's loop, and two loops of the same nesting and operator families: one
+        // with the same statements under other names, one computing something else.
+        let q = shape(&[(Role::Loop, TOP, REL, "b != 0"), (Role::Statement, 0, NONE, "t = b"), (Role::Statement, 0, [0, 0, 0, 1, 0, 0, 0], "b = a mod b"), (Role::Statement, 0, NONE, "a = t")]);
+        let same = shape(&[(Role::Loop, TOP, REL, "v2 != 0"), (Role::Statement, 0, NONE, "v9 = v2"), (Role::Statement, 0, [0, 0, 0, 1, 0, 0, 0], "v2 = v1 % v2"), (Role::Statement, 0, NONE, "v1 = v9")]);
+        let other = shape(&[(Role::Loop, TOP, REL, "k < n"), (Role::Statement, 0, NONE, "s = x[k]"), (Role::Statement, 0, [0, 0, 0, 1, 0, 0, 0], "h = (h * 31 + s) % m"), (Role::Statement, 0, NONE, "k = 1")]);
+        let (qt, st, ot) = (tree(&q), tree(&same), tree(&other));
+        let (a_same, a_other) = (align(&qt, &st), align(&qt, &ot));
+        let (tok_same, bag_same) = token_agreement(&qt, &st, &a_same);
+        let (tok_other, bag_other) = token_agreement(&qt, &ot, &a_other);
+        assert!(tok_same > 0.95 && bag_same > 0.95, "{tok_same} {bag_same}");
+        assert!(tok_other < 0.4 && bag_other < 0.4, "{tok_other} {bag_other}");
+        // The operator-count alignment alone barely tells the two apart.
+        assert!((a_same.score - a_other.score).abs() < 0.2, "{} {}", a_same.score, a_other.score);
     }
 
     #[test]

@@ -7,6 +7,7 @@
 pub mod align;
 pub mod store;
 pub mod subscript;
+pub mod tokens;
 
 use crate::features::{count_pcode, count_source, OpCounts};
 use crate::graph::{Icfg, Lang, NodeKind};
@@ -71,6 +72,8 @@ pub struct ShapeNode {
     pub sub: Subscripts,
     /// Calls written in the node.
     pub calls: u8,
+    /// Name-free sketch of the statement's tokens ([`tokens::sketch`]); 0 for loops and English.
+    pub sig: u128,
     /// Absolute first and last line.
     pub lines: (u32, u32),
     /// The node's offset from its function's ENTRY in the ICFG (node id = entry + local).
@@ -104,6 +107,17 @@ pub fn node_ops(lang: Lang, kind: NodeKind, text: &str) -> OpCounts {
             NodeKind::Entry | NodeKind::Exit => OpCounts::default(),
             _ => count_source(l, text),
         },
+    }
+}
+
+/// The sketch of a node's text ([`tokens`]): statements, returns, conditions, and loop
+/// heads read as their test; 0 for English and jumps.
+pub fn node_sig(kind: NodeKind, text: &str) -> u128 {
+    match kind {
+        NodeKind::Statement | NodeKind::Declaration | NodeKind::Math | NodeKind::Call | NodeKind::Return => tokens::sketch(text, false),
+        NodeKind::Condition => tokens::sketch(text, true),
+        NodeKind::LoopHead => tokens::loop_test(text).map_or(0, |t| tokens::sketch(&t, true)),
+        _ => 0,
     }
 }
 
@@ -145,6 +159,7 @@ impl Shape {
                 ops: c.0.map(sat),
                 sub: subscript::scan(&n.text),
                 calls: sat(n.calls.len() as u32),
+                sig: node_sig(n.kind, &n.text),
                 lines: n.lines,
                 local: (i - base).min(u16::MAX as usize) as u16,
             });

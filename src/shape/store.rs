@@ -4,14 +4,14 @@
 //! Layout (little-endian): `BRYSHP01`, function count `n` (u32), `n + 1` record offsets
 //! (u64, from the start of the file), then the records. A record: flags (u8, bit 0 =
 //! recursive), node count (u16), callee count (u16), first and last line (u32 each), then
-//! 22 bytes a node (role, parent u16, seven operator counts, five subscript counts, call
+//! 38 bytes a node (role, parent u16, seven operator counts, five subscript counts, call
 //! count, first and last line as u16 offsets from the function's first line, offset from
-//! the function's ENTRY node u16), then 6 bytes a callee (node u16, function u32).
+//! the function's ENTRY node u16, token sketch u128), then 6 bytes a callee (node u16, function u32).
 
 use super::{Role, Shape, ShapeNode, Subscripts};
 
-const MAGIC: &[u8; 8] = b"BRYSHP01";
-const NODE_BYTES: usize = 22;
+const MAGIC: &[u8; 8] = b"BRYSHP02";
+const NODE_BYTES: usize = 38;
 
 pub fn encode(shapes: &[Shape]) -> Vec<u8> {
     let mut body = Vec::new();
@@ -35,6 +35,7 @@ pub fn encode(shapes: &[Shape]) -> Vec<u8> {
             body.extend(rel(n.lines.0).to_le_bytes());
             body.extend(rel(n.lines.1).to_le_bytes());
             body.extend(n.local.to_le_bytes());
+            body.extend(n.sig.to_le_bytes());
         }
         for &&(k, f) in &callees {
             body.extend(k.to_le_bytes());
@@ -139,6 +140,7 @@ impl Shapes {
                 calls: b[at + 15],
                 lines: (lines.0 + u16_at(b, at + 16) as u32, lines.0 + u16_at(b, at + 18) as u32),
                 local: u16_at(b, at + 20),
+                sig: u128::from_le_bytes(b[at + 22..at + 38].try_into().expect("16 bytes")),
             });
         }
         let c0 = a + 13 + nodes * NODE_BYTES;
@@ -168,6 +170,9 @@ mod tests {
         assert_eq!(f.nodes[4].parent, 2);
         assert_eq!(f.nodes[5].parent, 4);
         assert_eq!(f.callees, vec![(6, 1)]);
+        // `s += a[i]` is sketched as `s = s + a[i]`; the loop head by its test.
+        assert_eq!(f.nodes[5].sig, super::super::tokens::sketch("total = total + xs[k]", false));
+        assert!(f.nodes[2].sig != 0 && f.nodes[0].sig != f.nodes[5].sig);
         let bytes = encode(&shapes);
         let back = Shapes::from_bytes(bytes.clone()).unwrap();
         assert_eq!(back.len(), 2);
