@@ -181,12 +181,27 @@ pub fn token_agreement(q: &Tree, c: &Tree, a: &Alignment) -> (f32, f32) {
             weight(qn.role) * super::tokens::similarity(qn.sig, cn.sig)
         })
         .sum();
-    let sigs: Vec<u128> = c.nodes.iter().map(|n| n.sig).filter(|&s| s != 0).collect();
+    // Distinct sketches with their bit counts: |a ∩ b| / |a ∪ b| ≤ min/max of the counts,
+    // which skips most pairs once a good partner is found.
+    let mut sigs: Vec<u128> = c.nodes.iter().map(|n| n.sig).filter(|&s| s != 0).collect();
+    sigs.sort_unstable();
+    sigs.dedup();
+    let counted: Vec<(u128, u32)> = sigs.into_iter().map(|s| (s, s.count_ones())).collect();
     let bag: f32 = q
         .nodes
         .iter()
         .filter(|n| n.sig != 0)
-        .map(|n| weight(n.role) * sigs.iter().map(|&s| super::tokens::similarity(n.sig, s)).fold(0.0, f32::max))
+        .map(|n| {
+            let qa = n.sig.count_ones();
+            let mut best = 0f32;
+            for &(s, cb) in &counted {
+                if (qa.min(cb) as f32) <= best * qa.max(cb) as f32 {
+                    continue;
+                }
+                best = best.max(super::tokens::similarity(n.sig, s));
+            }
+            weight(n.role) * best
+        })
         .sum();
     (aligned / total, bag / total)
 }
