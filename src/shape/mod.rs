@@ -10,7 +10,8 @@ pub mod subscript;
 pub mod tokens;
 
 use crate::features::{count_pcode, count_source, OpCounts};
-use crate::graph::{Icfg, Lang, NodeKind};
+use crate::graph::{EdgeKind, Icfg, Lang, NodeKind};
+use petgraph::visit::EdgeRef;
 use petgraph::graph::NodeIndex;
 use std::collections::HashMap;
 pub use subscript::Subscripts;
@@ -144,6 +145,21 @@ impl Shape {
                 *k = bound - 1;
                 bound = *k;
                 cur = p;
+            }
+        }
+        // A `for` update (`i++`) is written in the head but runs after the body, where a
+        // pseudocode loop's own last step stands: it goes after the loop's other children.
+        let parent_of = |i: usize| icfg.graph[NodeIndex::new(i)].parent.map(|p| base + p as usize);
+        for &i in &keep {
+            let Some(p) = parent_of(i) else { continue };
+            let is_update = icfg.graph[NodeIndex::new(i)].kind == NodeKind::Statement
+                && icfg.graph[NodeIndex::new(p)].kind == NodeKind::LoopHead
+                && icfg.graph.edges(NodeIndex::new(i)).any(|e| *e.weight() == EdgeKind::Back && e.target().index() == p);
+            if is_update {
+                let last = keep.iter().filter(|&&j| j != i && parent_of(j) == Some(p)).map(|j| key[j]).max();
+                if let Some(last) = last.filter(|&l| l > key[&i]) {
+                    key.insert(i, last + 1);
+                }
             }
         }
         keep.sort_by_key(|&i| (key[&i], i));

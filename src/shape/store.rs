@@ -165,13 +165,14 @@ mod tests {
         assert_eq!(shapes.len(), 2);
         let f = &shapes[0];
         let roles: Vec<Role> = f.nodes.iter().map(|n| n.role).collect();
-        // s = 0; i = 0; i < n; i++ and the if inside the loop; the return at the top.
-        assert_eq!(roles, [Role::Statement, Role::Statement, Role::Loop, Role::Statement, Role::Branch, Role::Statement, Role::Return]);
-        assert_eq!(f.nodes[4].parent, 2);
-        assert_eq!(f.nodes[5].parent, 4);
+        // s = 0; i = 0; i < n; the if inside the loop, then the loop's update i++ (it runs
+        // after the body); the return at the top.
+        assert_eq!(roles, [Role::Statement, Role::Statement, Role::Loop, Role::Branch, Role::Statement, Role::Statement, Role::Return]);
+        assert_eq!((f.nodes[3].parent, f.nodes[4].parent, f.nodes[5].parent), (2, 3, 2));
         assert_eq!(f.callees, vec![(6, 1)]);
-        // `s += a[i]` is sketched as `s = s + a[i]`; the loop head by its test.
-        assert_eq!(f.nodes[5].sig, super::super::tokens::sketch("total = total + xs[k]", false));
+        // `s += a[i]` is sketched as `s = s + a[i]`, `i++` as `i = i + 1`; the loop head by its test.
+        assert_eq!(f.nodes[4].sig, super::super::tokens::sketch("total = total + xs[k]", false));
+        assert_eq!(f.nodes[5].sig, super::super::tokens::sketch("k = k + 1", false));
         assert!(f.nodes[2].sig != 0 && f.nodes[0].sig != f.nodes[5].sig);
         let bytes = encode(&shapes);
         let back = Shapes::from_bytes(bytes.clone()).unwrap();
