@@ -156,7 +156,16 @@ impl Shape {
                 && icfg.graph[NodeIndex::new(p)].kind == NodeKind::LoopHead
                 && icfg.graph.edges(NodeIndex::new(i)).any(|e| *e.weight() == EdgeKind::Back && e.target().index() == p);
             if is_update {
-                let last = keep.iter().filter(|&&j| j != i && parent_of(j) == Some(p)).map(|j| key[j]).max();
+                let inside = |mut j: usize| {
+                    while let Some(q) = parent_of(j) {
+                        if q == p {
+                            return true;
+                        }
+                        j = q;
+                    }
+                    false
+                };
+                let last = keep.iter().filter(|&&j| j != i && inside(j)).map(|j| key[j]).max();
                 if let Some(last) = last.filter(|&l| l > key[&i]) {
                     key.insert(i, last + 1);
                 }

@@ -431,6 +431,15 @@ mod tests {
     }
 
     #[test]
+    fn odd_text_does_not_panic() {
+        for t in ["", "++", "-- ++", "a.", ".b", "x[", "]]", "'", "\"abc", "/*", "1x", "2é", "∞∞", "é.ü(", "for ", " to ", "i = to", "a ? b : c", "\u{0}\u{7f}"] {
+            let _ = sketch(t, false);
+            let _ = sketch(t, true);
+            let _ = loop_test(t).map(|l| sketch(&l, true));
+        }
+    }
+
+    #[test]
     fn sketches_compare_statements() {
         let euclid = sketch("$b = a mod b$", false);
         assert!(similarity(euclid, sketch("v2 = v1 % v2;", false)) > 0.99);
