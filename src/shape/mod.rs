@@ -73,7 +73,8 @@ pub struct ShapeNode {
     pub sub: Subscripts,
     /// Calls written in the node.
     pub calls: u8,
-    /// Name-free sketch of the statement's tokens ([`tokens::sketch`]); 0 for loops and English.
+    /// Name-free sketch of the statement's tokens ([`node_sig`]); 0 for English, jumps and
+    /// loops over a collection.
     pub sig: u128,
     /// Absolute first and last line.
     pub lines: (u32, u32),
