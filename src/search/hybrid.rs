@@ -545,6 +545,13 @@ fn describe(c: &Candidate, q: &Query, function: &str) -> Vec<String> {
         c.alignment.score,
         q.profile.loops
     ));
+    if f("tok_bag") > 0.0 {
+        r.push(format!(
+            "tokens: the query's statements are written alike, names aside: {:.0}% along the alignment, {:.0}% anywhere in the fragment",
+            100.0 * f("tok_align"),
+            100.0 * f("tok_bag")
+        ));
+    }
     if f("beryllium") > 0.0 {
         r.push(format!("beryllium: a node group covers {:.0}% of the query", 100.0 * f("beryllium")));
     }
