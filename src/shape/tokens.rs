@@ -121,25 +121,6 @@ fn lex(text: &str) -> Vec<Raw> {
             out.push(Raw::Str);
             continue;
         }
-        let uni = match c {
-            '←' => Some("="),
-            '≤' => Some("<="),
-            '≥' => Some(">="),
-            '≠' => Some("!="),
-            '−' => Some("-"),
-            '·' | '×' | '∗' | '⋅' => Some("*"),
-            '÷' => Some("/"),
-            '∧' => Some("&&"),
-            '∨' => Some("||"),
-            '¬' => Some("!"),
-            '⊕' => Some("^"),
-            _ => None,
-        };
-        if let Some(op) = uni {
-            out.push(Raw::Op(op));
-            i += 1;
-            continue;
-        }
         if c == '∞' {
             out.push(Raw::Name("INF".into()));
             i += 1;
@@ -151,21 +132,32 @@ fn lex(text: &str) -> Vec<Raw> {
             i += op.chars().count();
             continue;
         }
+        // One-character symbols, p-code's Unicode operators read as C's.
         let single = match c {
-            '(' => Some("("),
-            ')' => Some(")"),
-            '[' => Some("["),
-            ']' => Some("]"),
-            ',' => Some(","),
-            '?' => Some("?"),
-            ':' => Some(":"),
-            '.' => Some("."),
-            '^' => Some("^"),
-            '~' => Some("~"),
-            _ => None,
+            '←' => "=",
+            '≤' => "<=",
+            '≥' => ">=",
+            '≠' => "!=",
+            '−' => "-",
+            '·' | '×' | '∗' | '⋅' => "*",
+            '÷' => "/",
+            '∧' => "&&",
+            '∨' => "||",
+            '¬' => "!",
+            '⊕' | '^' => "^",
+            '(' => "(",
+            ')' => ")",
+            '[' => "[",
+            ']' => "]",
+            ',' => ",",
+            '?' => "?",
+            ':' => ":",
+            '.' => ".",
+            '~' => "~",
+            _ => "",
         };
-        if let Some(s) = single {
-            out.push(Raw::Op(s));
+        if !single.is_empty() {
+            out.push(Raw::Op(single));
         }
         // Whitespace, `$`, `@`, `;`, braces, floor and ceiling brackets: nothing.
         i += 1;
@@ -264,7 +256,7 @@ pub fn canon(text: &str, test: bool) -> Vec<String> {
 /// `[ i ] [ j ]`.
 fn refs(toks: &[String]) -> Vec<String> {
     let mut out: Vec<String> = Vec::with_capacity(toks.len());
-    let mut depth: Vec<usize> = Vec::new();
+    let mut depth = 0usize;
     let mut i = 0;
     while i < toks.len() {
         let t = &toks[i];
@@ -277,22 +269,20 @@ fn refs(toks: &[String]) -> Vec<String> {
                 i += 2;
             }
             // `a.b(` is a method call on `a`: keep the call, drop `a`.
-            if toks.get(i) == Some(&"(".to_string()) {
+            if toks.get(i).is_some_and(|n| n == "(") {
                 out.push(toks[i - 1].clone());
                 continue;
             }
             out.extend(["[".into(), base, "]".into()]);
             continue;
         } else if t == "[" {
-            depth.push(0);
+            depth += 1;
             out.push(t.clone());
         } else if t == "]" {
-            depth.pop();
+            depth = depth.saturating_sub(1);
             out.push(t.clone());
-        } else if t == "," && !depth.is_empty() {
+        } else if t == "," && depth > 0 {
             out.extend(["]".into(), "[".into()]);
-        } else if t == "(" || t == ")" {
-            out.push(t.clone());
         } else {
             out.push(t.clone());
         }
