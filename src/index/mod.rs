@@ -32,7 +32,7 @@ use thiserror::Error;
 pub use vectors::FeatureSet;
 
 /// Version of this directory layout and database schema.
-pub const FORMAT: u32 = 8;
+pub const FORMAT: u32 = 9;
 /// What a generation holds; one missing means it cannot be reused.
 const FILES: [&str; 10] = [
     "index.sqlite",

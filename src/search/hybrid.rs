@@ -19,7 +19,7 @@ use crate::index::lexical::query_terms;
 use crate::index::store::FunctionRow;
 use crate::index::{vectors, Index, IndexError};
 use crate::pcode::{Classifier, PcodeError};
-use crate::shape::align::{align, token_agreement, Alignment, Tree};
+use crate::shape::align::{align, flow_agreement, token_agreement, Alignment, Tree};
 use crate::shape::{Profile, Shape};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
@@ -398,18 +398,24 @@ pub fn candidates(index: &mut Index, encs: &TextEncoders, q: &Query, opts: &Hybr
                 None => tree.nodes.len(),
             };
             x[14] = a.pairs.len() as f32 / region_nodes.max(1) as f32;
-            let mut per_file: HashMap<&str, (u32, u32)> = HashMap::new();
+            // Per file: first and last line, and the lines the spans themselves cover.
+            let mut per_file: HashMap<&str, (u32, u32, u32)> = HashMap::new();
             for s in &spans {
-                let e = per_file.entry(s.path.as_str()).or_insert(s.lines);
+                let len = s.lines.1.saturating_sub(s.lines.0) + 1;
+                let e = per_file.entry(s.path.as_str()).or_insert((s.lines.0, s.lines.1, 0));
                 e.0 = e.0.min(s.lines.0);
                 e.1 = e.1.max(s.lines.1);
+                e.2 += len;
             }
-            let extent = per_file.values().map(|&(a, b)| b.saturating_sub(a) + 1).max().unwrap_or(1);
+            let extent = per_file.values().map(|&(a, b, _)| b.saturating_sub(a) + 1).max().unwrap_or(1);
             x[15] = (extent as f32 / q.lines as f32).ln();
+            // Pieces far apart in one file: the reader gets the lines between them too.
+            x[22] = per_file.values().map(|&(a, b, c)| ((b.saturating_sub(a) + 1) as f32 / c.max(1) as f32).ln().max(0.0)).fold(0.0, f32::max);
             x[16] = x[15] * x[15];
             x[17] = f32::from(u8::from(grown));
             x[18] = f32::from(u8::from(spans.first().is_some_and(|s| is_test_path(&s.path))));
             (x[19], x[20]) = token_agreement(&q.tree, &tree, &a);
+            x[23] = flow_agreement(&q.tree, &tree, &a);
             let origins = tree.nodes.iter().map(|n| n.origin).collect();
             out.push(Candidate { function: f, grown, spans, x, found, ranks: rk, alignment: a, origins, score: 0.0 });
         }

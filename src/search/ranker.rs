@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 /// Feature names, in the order of a candidate's feature vector.
-pub const FEATURES: [&str; 22] = [
+pub const FEATURES: [&str; 24] = [
     "lex",
     "lex_rr",
     "name",
@@ -35,6 +35,8 @@ pub const FEATURES: [&str; 22] = [
     "tok_align",
     "tok_bag",
     "profile_rr",
+    "spread",
+    "flow",
 ];
 pub const N_FEATURES: usize = FEATURES.len();
 
@@ -44,8 +46,8 @@ pub const GROUPS: [(&str, &[&str]); 6] = [
     ("lexical", &["lex", "lex_rr", "name", "comment_name"]),
     ("dense", &["dense", "dense_rr"]),
     ("beryllium", &["beryllium", "beryllium_rr"]),
-    ("structure", &["align", "align_rel", "profile", "depth_match", "loops_diff", "recursion", "density", "profile_rr"]),
-    ("fragment", &["size", "size2", "grown", "test_path"]),
+    ("structure", &["align", "align_rel", "profile", "depth_match", "loops_diff", "recursion", "density", "profile_rr", "flow"]),
+    ("fragment", &["size", "size2", "grown", "test_path", "spread"]),
     ("tokens", &["tok_align", "tok_bag"]),
 ];
 

@@ -25,6 +25,8 @@ pub struct TreeNode {
     pub sub: Subscripts,
     /// Token sketch ([`super::tokens`]).
     pub sig: u128,
+    /// Def-use offsets within the node's own function ([`super::ShapeNode::flow`]).
+    pub flow: [u16; 2],
     pub children: Vec<u32>,
     /// (function or procedure id, node index in its shape).
     pub origin: (u32, u16),
@@ -59,7 +61,7 @@ impl Tree {
         let mut top = Vec::new();
         for (k, n) in s.nodes.iter().take(room).enumerate() {
             let id = first + k as u32;
-            self.nodes.push(TreeNode { role: n.role, ops: n.ops, sub: n.sub, sig: n.sig, children: Vec::new(), origin: (fid, k as u16), inline_depth: level });
+            self.nodes.push(TreeNode { role: n.role, ops: n.ops, sub: n.sub, sig: n.sig, flow: n.flow, children: Vec::new(), origin: (fid, k as u16), inline_depth: level });
             if n.parent == super::TOP || n.parent as usize >= room {
                 top.push(id);
             } else {
@@ -204,6 +206,34 @@ pub fn token_agreement(q: &Tree, c: &Tree, a: &Alignment) -> (f32, f32) {
         })
         .sum();
     (aligned / total, bag / total)
+}
+
+/// The share of the query's def-use edges (a statement reading what an earlier one wrote)
+/// that the alignment maps onto def-use edges of the code: the same data flowing between
+/// the matched statements, whatever the variables are called.
+pub fn flow_agreement(q: &Tree, c: &Tree, a: &Alignment) -> f32 {
+    let sources = |t: &Tree, k: u32| -> [Option<u32>; 2] {
+        let n = &t.nodes[k as usize];
+        n.flow.map(|off| (off > 0 && off <= n.origin.1).then(|| k - off as u32).filter(|&j| t.nodes[j as usize].origin.0 == n.origin.0))
+    };
+    let mut to_code: Vec<Option<u32>> = vec![None; q.nodes.len()];
+    for &(i, j, _) in &a.pairs {
+        to_code[i as usize] = Some(j);
+    }
+    let (mut edges, mut kept) = (0u32, 0u32);
+    for k in 0..q.nodes.len() as u32 {
+        for src in sources(q, k).into_iter().flatten() {
+            edges += 1;
+            if let (Some(ck), Some(cj)) = (to_code[k as usize], to_code[src as usize]) {
+                kept += u32::from(sources(c, ck).contains(&Some(cj)));
+            }
+        }
+    }
+    if edges == 0 {
+        0.0
+    } else {
+        kept as f32 / edges as f32
+    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -370,8 +400,22 @@ mod tests {
                 },
                 lines: (k as u32 + 1, k as u32 + 1),
                 local: k as u16 + 2,
+                flow: [0; 2],
+            })
+            .collect::<Vec<_>>();
+        let texts: Vec<(crate::graph::NodeKind, &str)> = rows
+            .iter()
+            .map(|&(role, _, _, text)| {
+                use crate::graph::NodeKind;
+                (match role {
+                    Role::Loop => NodeKind::LoopHead,
+                    Role::Branch => NodeKind::Condition,
+                    _ => NodeKind::Statement,
+                }, text)
             })
             .collect();
+        let mut nodes = nodes;
+        super::super::set_flow(&mut nodes, &texts);
         Shape { nodes, callees: Vec::new(), recursive: false, lines: (1, rows.len() as u32) }
     }
 
@@ -383,6 +427,7 @@ mod tests {
     const REL: [u8; 7] = [0, 0, 0, 0, 0, 0, 1];
     const ADD: [u8; 7] = [1, 0, 0, 0, 0, 0, 0];
     const NONE: [u8; 7] = [0; 7];
+    const IDX: [u8; 7] = [0, 0, 1, 0, 0, 0, 0];
 
     /// Floyd–Warshall: three nested loops around a chained 2-D min.
     fn triple_loop() -> Shape {
@@ -459,6 +504,44 @@ mod tests {
         assert!(tok_other < 0.4 && bag_other < 0.4, "{tok_other} {bag_other}");
         // The operator-count alignment alone barely tells the two apart.
         assert!((a_same.score - a_other.score).abs() < 0.2, "{} {}", a_same.score, a_other.score);
+    }
+
+    #[test]
+    fn flow_agreement_follows_data_not_names() {
+        // Insertion sort's inner loop: `key` flows from the first statement into the test
+        // and the final store; `j` from its update into the next test.
+        let q = shape(&[
+            (Role::Statement, TOP, IDX, "key = A[i]"),
+            (Role::Statement, TOP, ADD, "j = i - 1"),
+            (Role::Loop, TOP, REL, "j > 0 and A[j] > key"),
+            (Role::Statement, 2, IDX, "A[j + 1] = A[j]"),
+            (Role::Statement, 2, ADD, "j = j - 1"),
+            (Role::Statement, TOP, IDX, "A[j + 1] = key"),
+        ]);
+        let rows = |names: [&'static str; 3]| {
+            let [k, j, a] = names;
+            let s = |t: &str| -> &'static str { Box::leak(t.replace("key", k).replace('j', j).replace('A', a).into_boxed_str()) };
+            vec![
+                (Role::Statement, TOP, IDX, s("key = A[i]")),
+                (Role::Statement, TOP, ADD, s("j = i - 1")),
+                (Role::Loop, TOP, REL, s("j > 0 && A[j] > key")),
+                (Role::Statement, 2, IDX, s("A[j + 1] = A[j]")),
+                (Role::Statement, 2, ADD, s("j = j - 1")),
+                (Role::Statement, TOP, IDX, s("A[j + 1] = key")),
+            ]
+        };
+        let same = shape(&rows(["v7", "v3", "v1"]));
+        // The same statements, but the final store writes a value nothing computed.
+        let mut cut = rows(["v7", "v3", "v1"]);
+        cut[0].3 = "v8 = v1[i]";
+        let cut = shape(&cut);
+        let qt = tree(&q);
+        let (st, ct) = (tree(&same), tree(&cut));
+        let f_same = flow_agreement(&qt, &st, &align(&qt, &st));
+        let f_cut = flow_agreement(&qt, &ct, &align(&qt, &ct));
+        assert!(f_same > 0.99, "{f_same}");
+        assert!(f_cut < f_same - 0.15, "{f_cut} {f_same}");
+        assert_eq!(q.nodes[5].flow, [1, 5], "j from its update, key from the first statement");
     }
 
     #[test]

@@ -80,6 +80,10 @@ pub struct ShapeNode {
     pub lines: (u32, u32),
     /// The node's offset from its function's ENTRY in the ICFG (node id = entry + local).
     pub local: u16,
+    /// Def-use edges: how many nodes back (in this order) the last writes of the
+    /// variables it reads stand, nearest first; 0 = none. Names are not kept, only
+    /// which statement feeds which.
+    pub flow: [u16; 2],
 }
 
 /// One function (or pseudocode procedure): its nodes in text order, parents first.
@@ -120,6 +124,31 @@ pub fn node_sig(kind: NodeKind, text: &str) -> u128 {
         NodeKind::Condition => tokens::sketch(text, true),
         NodeKind::LoopHead => tokens::loop_test(text).map_or(0, |t| tokens::sketch(&t, true)),
         _ => 0,
+    }
+}
+
+/// Fills each node's [`ShapeNode::flow`] from the variables the nodes read and write
+/// (`texts[k]` is node k's kind and text): the last earlier write of each variable read.
+pub(crate) fn set_flow(nodes: &mut [ShapeNode], texts: &[(NodeKind, &str)]) {
+    use tokens::Access;
+    let mut last: HashMap<String, usize> = HashMap::new();
+    for (k, &(kind, text)) in texts.iter().enumerate() {
+        let access = match kind {
+            NodeKind::LoopHead => Access::LoopHead,
+            NodeKind::Condition | NodeKind::Switch | NodeKind::Case => Access::Test,
+            NodeKind::Statement | NodeKind::Declaration | NodeKind::Math | NodeKind::Call | NodeKind::Return => Access::Statement,
+            _ => continue,
+        };
+        let (def, uses) = tokens::def_use(text, access);
+        let mut from: Vec<usize> = uses.iter().filter_map(|u| last.get(u).copied()).collect();
+        from.sort_unstable_by(|a, b| b.cmp(a));
+        from.dedup();
+        for (slot, j) in from.into_iter().take(2).enumerate() {
+            nodes[k].flow[slot] = (k - j).min(u16::MAX as usize) as u16;
+        }
+        if let Some(d) = def {
+            last.insert(d, k);
+        }
     }
 }
 
@@ -188,8 +217,14 @@ impl Shape {
                 sig: node_sig(n.kind, &n.text),
                 lines: n.lines,
                 local: (i - base).min(u16::MAX as usize) as u16,
+                flow: [0; 2],
             });
         }
+        let texts: Vec<(NodeKind, &str)> = keep.iter().map(|&i| {
+            let n = &icfg.graph[NodeIndex::new(i)];
+            (n.kind, n.text.as_str())
+        }).collect();
+        set_flow(&mut nodes, &texts);
         // Truncation can cut a parent; the tree must stay parents-first.
         for k in 0..nodes.len() {
             if nodes[k].parent != TOP && nodes[k].parent as usize >= k {
@@ -341,5 +376,9 @@ mod tests {
         assert_eq!(parents, [TOP, TOP, 1, 2, 3, TOP]);
         let p = s.profile();
         assert_eq!((p.loops, p.depth, p.sub.chain), (3, 3, 1));
+        // The update reads j, i (the nearest writes: the loop heads) and D; the return
+        // reads the D the update wrote.
+        let flow: Vec<[u16; 2]> = s.nodes.iter().map(|n| n.flow).collect();
+        assert_eq!(flow, [[0, 0], [0, 0], [0, 0], [0, 0], [1, 2], [1, 0]]);
     }
 }

@@ -168,6 +168,12 @@ fn lex(text: &str) -> Vec<Raw> {
 /// Canonical tokens of one statement. `test`: the text is a condition, where p-code's `=`
 /// compares.
 pub fn canon(text: &str, test: bool) -> Vec<String> {
+    rename(spell_out(refs(&words(text, test))))
+}
+
+/// The statement's tokens with names still in (`$name`), before arrays and fields lose
+/// theirs: types, qualifiers and keywords gone, calls as `F` or their known name.
+fn words(text: &str, test: bool) -> Vec<String> {
     let raw = lex(text);
     // Words first: p-code operators, types, qualifiers, calls, bounds.
     let mut toks: Vec<String> = Vec::with_capacity(raw.len());
@@ -247,9 +253,78 @@ pub fn canon(text: &str, test: bool) -> Vec<String> {
     if stars > 0 && toks.get(stars).is_some_and(|t| t.starts_with('$')) && toks.get(stars + 1).is_some_and(|t| t == "=") {
         toks.drain(..stars);
     }
-    let toks = refs(&toks);
-    let toks = spell_out(toks);
-    rename(toks)
+    toks
+}
+
+/// What a node reads and writes, for the def-use edges of [`super::Shape`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// An assignment, a declaration, a call, a return.
+    Statement,
+    /// A condition: reads only.
+    Test,
+    /// A loop head: p-code's `i = 1 to n` and a for-each's `v in A` write their variable.
+    LoopHead,
+}
+
+/// The variable a node writes (an array's or record's own name for `a[i] = x`, `v.d = x`)
+/// and the variables it reads, fields left out.
+pub fn def_use(text: &str, access: Access) -> (Option<String>, Vec<String>) {
+    let names = |toks: &[String]| -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for (i, t) in toks.iter().enumerate() {
+            let field = i > 0 && toks[i - 1] == ".";
+            if let Some(n) = t.strip_prefix('$').filter(|_| !field) {
+                if !out.iter().any(|o| o == n) {
+                    out.push(n.to_string());
+                }
+            }
+        }
+        out
+    };
+    match access {
+        Access::Test => (None, names(&words(text, true))),
+        Access::LoopHead => {
+            for kw in [" to ", " downto "] {
+                if let Some(k) = text.find(kw) {
+                    let var = names(&words(text[..k].split(['=', '←']).next().unwrap_or(""), false)).into_iter().next();
+                    let mut uses = names(&words(&text[k + kw.len()..], true));
+                    uses.extend(names(&words(text[..k].split_once(['=', '←']).map_or("", |p| p.1), false)));
+                    return (var, uses);
+                }
+            }
+            let each = text.find(" in ").map(|k| (k, 4)).or_else(|| text.find(':').filter(|_| !text.contains('?')).map(|k| (k, 1)));
+            match each {
+                Some((k, w)) => (names(&words(&text[..k], false)).pop(), names(&words(&text[k + w..], true))),
+                None => (None, names(&words(text, true))),
+            }
+        }
+        Access::Statement => {
+            let toks = spell_out(words(text, false));
+            let mut depth = 0i32;
+            let at = toks.iter().position(|t| {
+                match t.as_str() {
+                    "[" | "(" => depth += 1,
+                    "]" | ")" => depth -= 1,
+                    _ => {}
+                }
+                depth == 0 && t == "="
+            });
+            match at {
+                Some(k) => {
+                    let lhs = names(&toks[..k]);
+                    let mut uses: Vec<String> = lhs.iter().skip(1).cloned().collect();
+                    for n in names(&toks[k + 1..]) {
+                        if !uses.contains(&n) {
+                            uses.push(n);
+                        }
+                    }
+                    (lhs.into_iter().next(), uses)
+                }
+                None => (None, names(&toks)),
+            }
+        }
+    }
 }
 
 /// Array and field names dropped: `a[i]` → `[ i ]`, `a.b.c` → `[ a ]`, `a[i, j]` →
@@ -421,11 +496,35 @@ mod tests {
     }
 
     #[test]
+    fn reads_and_writes() {
+        let du = |t: &str, a: Access| {
+            let (d, u) = def_use(t, a);
+            (d.unwrap_or_default(), u.join(" "))
+        };
+        assert_eq!(du("$A[j + 1] = key$", Access::Statement), ("A".into(), "j key".into()));
+        assert_eq!(du("a[j + 1] = a[j];", Access::Statement), ("a".into(), "j a".into()));
+        assert_eq!(du("count += x;", Access::Statement), ("count".into(), "count x".into()));
+        assert_eq!(du("i++;", Access::Statement), ("i".into(), "i".into()));
+        assert_eq!(du("int key = a[i];", Access::Statement), ("key".into(), "a i".into()));
+        assert_eq!(du("$v.d = u.d + 1$", Access::Statement), ("v".into(), "u".into()));
+        assert_eq!(du("$key ← A[i]$", Access::Statement), ("key".into(), "A i".into()));
+        assert_eq!(du("return gcd(y, x % y);", Access::Statement), (String::new(), "y x".into()));
+        assert_eq!(du("j > 0 && a[j] > key", Access::Test), (String::new(), "j a key".into()));
+        assert_eq!(du("i = 2 to n", Access::LoopHead), ("i".into(), "n".into()));
+        assert_eq!(du("vertex v in G.Adj[u]", Access::LoopHead), ("v".into(), "G u".into()));
+        assert_eq!(du("Edge e : edges", Access::LoopHead), ("e".into(), "edges".into()));
+        assert_eq!(du("i < n", Access::LoopHead), (String::new(), "i n".into()));
+    }
+
+    #[test]
     fn odd_text_does_not_panic() {
         for t in ["", "++", "-- ++", "a.", ".b", "x[", "]]", "'", "\"abc", "/*", "1x", "2é", "∞∞", "é.ü(", "for ", " to ", "i = to", "a ? b : c", "\u{0}\u{7f}"] {
             let _ = sketch(t, false);
             let _ = sketch(t, true);
             let _ = loop_test(t).map(|l| sketch(&l, true));
+            for a in [Access::Statement, Access::Test, Access::LoopHead] {
+                let _ = def_use(t, a);
+            }
         }
     }
 
