@@ -73,6 +73,7 @@ fn floyd_warshall_in_igraph_as_is_and_renamed() {
         assert!(rank.is_some_and(|r| r <= 3), "{what}: Floyd–Warshall at {rank:?}");
         assert!(!frags[0].reasons.is_empty(), "every fragment says why it matched");
         assert!(frags[0].reasons.iter().any(|r| r.starts_with("tokens:")), "{what}: the name-free token agreement is reported: {:?}", frags[0].reasons);
+        assert!(frags[0].reasons.iter().any(|r| r.starts_with("data flow:")), "{what}: the def-use agreement is reported: {:?}", frags[0].reasons);
     }
 }
 

@@ -558,6 +558,9 @@ fn describe(c: &Candidate, q: &Query, function: &str) -> Vec<String> {
             100.0 * f("tok_bag")
         ));
     }
+    if f("flow") > 0.0 {
+        r.push(format!("data flow: {:.0}% of the query's def-use edges (a statement reading what another wrote) hold between the matched statements", 100.0 * f("flow")));
+    }
     if f("beryllium") > 0.0 {
         r.push(format!("beryllium: a node group covers {:.0}% of the query", 100.0 * f("beryllium")));
     }

@@ -26,7 +26,7 @@ pub struct TreeNode {
     /// Token sketch ([`super::tokens`]).
     pub sig: u128,
     /// Def-use offsets within the node's own function ([`super::ShapeNode::flow`]).
-    pub flow: [u16; 2],
+    pub flow: [u16; super::FLOW_SLOTS],
     pub children: Vec<u32>,
     /// (function or procedure id, node index in its shape).
     pub origin: (u32, u16),
@@ -210,9 +210,10 @@ pub fn token_agreement(q: &Tree, c: &Tree, a: &Alignment) -> (f32, f32) {
 
 /// The share of the query's def-use edges (a statement reading what an earlier one wrote)
 /// that the alignment maps onto def-use edges of the code: the same data flowing between
-/// the matched statements, whatever the variables are called.
+/// the matched statements, whatever the variables are called. An edge that goes through
+/// one statement between in the code (a temporary, a copy) counts half.
 pub fn flow_agreement(q: &Tree, c: &Tree, a: &Alignment) -> f32 {
-    let sources = |t: &Tree, k: u32| -> [Option<u32>; 2] {
+    let sources = |t: &Tree, k: u32| -> [Option<u32>; super::FLOW_SLOTS] {
         let n = &t.nodes[k as usize];
         n.flow.map(|off| (off > 0 && off <= n.origin.1).then(|| k - off as u32).filter(|&j| t.nodes[j as usize].origin.0 == n.origin.0))
     };
@@ -220,19 +221,24 @@ pub fn flow_agreement(q: &Tree, c: &Tree, a: &Alignment) -> f32 {
     for &(i, j, _) in &a.pairs {
         to_code[i as usize] = Some(j);
     }
-    let (mut edges, mut kept) = (0u32, 0u32);
+    let (mut edges, mut kept) = (0u32, 0f32);
     for k in 0..q.nodes.len() as u32 {
         for src in sources(q, k).into_iter().flatten() {
             edges += 1;
             if let (Some(ck), Some(cj)) = (to_code[k as usize], to_code[src as usize]) {
-                kept += u32::from(sources(c, ck).contains(&Some(cj)));
+                let direct = sources(c, ck);
+                if direct.contains(&Some(cj)) {
+                    kept += 1.0;
+                } else if direct.iter().flatten().any(|&m| sources(c, m).contains(&Some(cj))) {
+                    kept += 0.5;
+                }
             }
         }
     }
     if edges == 0 {
         0.0
     } else {
-        kept as f32 / edges as f32
+        kept / edges as f32
     }
 }
 
@@ -400,7 +406,7 @@ mod tests {
                 },
                 lines: (k as u32 + 1, k as u32 + 1),
                 local: k as u16 + 2,
-                flow: [0; 2],
+                flow: [0; super::super::FLOW_SLOTS],
             })
             .collect::<Vec<_>>();
         let texts: Vec<(crate::graph::NodeKind, &str)> = rows
@@ -541,7 +547,7 @@ mod tests {
         let f_cut = flow_agreement(&qt, &ct, &align(&qt, &ct));
         assert!(f_same > 0.99, "{f_same}");
         assert!(f_cut < f_same - 0.15, "{f_cut} {f_same}");
-        assert_eq!(q.nodes[5].flow, [1, 5], "j from its update, key from the first statement");
+        assert_eq!(q.nodes[5].flow, [1, 5, 0], "j from its update, key from the first statement");
     }
 
     #[test]

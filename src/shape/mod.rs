@@ -83,8 +83,11 @@ pub struct ShapeNode {
     /// Def-use edges: how many nodes back (in this order) the last writes of the
     /// variables it reads stand, nearest first; 0 = none. Names are not kept, only
     /// which statement feeds which.
-    pub flow: [u16; 2],
+    pub flow: [u16; FLOW_SLOTS],
 }
+
+/// Def-use edges kept per node: the nearest writes of what it reads.
+pub const FLOW_SLOTS: usize = 3;
 
 /// One function (or pseudocode procedure): its nodes in text order, parents first.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -143,7 +146,7 @@ pub(crate) fn set_flow(nodes: &mut [ShapeNode], texts: &[(NodeKind, &str)]) {
         let mut from: Vec<usize> = uses.iter().filter_map(|u| last.get(u).copied()).collect();
         from.sort_unstable_by(|a, b| b.cmp(a));
         from.dedup();
-        for (slot, j) in from.into_iter().take(2).enumerate() {
+        for (slot, j) in from.into_iter().take(FLOW_SLOTS).enumerate() {
             nodes[k].flow[slot] = (k - j).min(u16::MAX as usize) as u16;
         }
         if let Some(d) = def {
@@ -217,7 +220,7 @@ impl Shape {
                 sig: node_sig(n.kind, &n.text),
                 lines: n.lines,
                 local: (i - base).min(u16::MAX as usize) as u16,
-                flow: [0; 2],
+                flow: [0; FLOW_SLOTS],
             });
         }
         let texts: Vec<(NodeKind, &str)> = keep.iter().map(|&i| {
@@ -376,9 +379,9 @@ mod tests {
         assert_eq!(parents, [TOP, TOP, 1, 2, 3, TOP]);
         let p = s.profile();
         assert_eq!((p.loops, p.depth, p.sub.chain), (3, 3, 1));
-        // The update reads j, i (the nearest writes: the loop heads) and D; the return
+        // The update reads j, i, k (the nearest writes: the loop heads) and D; the return
         // reads the D the update wrote.
-        let flow: Vec<[u16; 2]> = s.nodes.iter().map(|n| n.flow).collect();
-        assert_eq!(flow, [[0, 0], [0, 0], [0, 0], [0, 0], [1, 2], [1, 0]]);
+        let flow: Vec<[u16; FLOW_SLOTS]> = s.nodes.iter().map(|n| n.flow).collect();
+        assert_eq!(flow, [[0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0], [1, 2, 3], [1, 0, 0]]);
     }
 }

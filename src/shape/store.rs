@@ -4,15 +4,15 @@
 //! Layout (little-endian): `BRYSHP03`, function count `n` (u32), `n + 1` record offsets
 //! (u64, from the start of the file), then the records. A record: flags (u8, bit 0 =
 //! recursive), node count (u16), callee count (u16), first and last line (u32 each), then
-//! 42 bytes a node (role, parent u16, seven operator counts, five subscript counts, call
+//! 44 bytes a node (role, parent u16, seven operator counts, five subscript counts, call
 //! count, first and last line as u16 offsets from the function's first line, offset from
-//! the function's ENTRY node u16, token sketch u128, two def-use offsets u16), then 6 bytes
+//! the function's ENTRY node u16, token sketch u128, three def-use offsets u16), then 6 bytes
 //! a callee (node u16, function u32).
 
-use super::{Role, Shape, ShapeNode, Subscripts};
+use super::{Role, Shape, ShapeNode, Subscripts, FLOW_SLOTS};
 
 const MAGIC: &[u8; 8] = b"BRYSHP03";
-const NODE_BYTES: usize = 42;
+const NODE_BYTES: usize = 38 + 2 * FLOW_SLOTS;
 
 pub fn encode(shapes: &[Shape]) -> Vec<u8> {
     let mut body = Vec::new();
@@ -37,8 +37,9 @@ pub fn encode(shapes: &[Shape]) -> Vec<u8> {
             body.extend(rel(n.lines.1).to_le_bytes());
             body.extend(n.local.to_le_bytes());
             body.extend(n.sig.to_le_bytes());
-            body.extend(n.flow[0].to_le_bytes());
-            body.extend(n.flow[1].to_le_bytes());
+            for f in n.flow {
+                body.extend(f.to_le_bytes());
+            }
         }
         for &&(k, f) in &callees {
             body.extend(k.to_le_bytes());
@@ -144,7 +145,7 @@ impl Shapes {
                 lines: (lines.0 + u16_at(b, at + 16) as u32, lines.0 + u16_at(b, at + 18) as u32),
                 local: u16_at(b, at + 20),
                 sig: u128::from_le_bytes(b[at + 22..at + 38].try_into().expect("16 bytes")),
-                flow: [u16_at(b, at + 38), u16_at(b, at + 40)],
+                flow: std::array::from_fn(|i| u16_at(b, at + 38 + 2 * i)),
             });
         }
         let c0 = a + 13 + nodes * NODE_BYTES;
@@ -180,9 +181,9 @@ mod tests {
         assert!(f.nodes[2].sig != 0 && f.nodes[0].sig != f.nodes[5].sig);
         // Def-use: the test reads i (written by `int i = 0`, 1 back); `s += a[i]` reads s
         // and i; the return reads the s that `s += a[i]` wrote, 2 back.
-        assert_eq!(f.nodes[2].flow, [1, 0]);
-        assert_eq!(f.nodes[4].flow, [3, 4]);
-        assert_eq!(f.nodes[6].flow, [2, 0]);
+        assert_eq!(f.nodes[2].flow, [1, 0, 0]);
+        assert_eq!(f.nodes[4].flow, [3, 4, 0]);
+        assert_eq!(f.nodes[6].flow, [2, 0, 0]);
         let bytes = encode(&shapes);
         let back = Shapes::from_bytes(bytes.clone()).unwrap();
         assert_eq!(back.len(), 2);
