@@ -391,7 +391,7 @@ mod tests {
 
     /// A shape from (role, parent, ops, subscripts) rows.
     fn shape(rows: &[(Role, u16, [u8; 7], &str)]) -> Shape {
-        let nodes = rows
+        let mut nodes: Vec<ShapeNode> = rows
             .iter()
             .enumerate()
             .map(|(k, &(role, parent, ops, sub))| ShapeNode {
@@ -408,19 +408,14 @@ mod tests {
                 local: k as u16 + 2,
                 flow: [0; super::super::FLOW_SLOTS],
             })
-            .collect::<Vec<_>>();
-        let texts: Vec<(crate::graph::NodeKind, &str)> = rows
-            .iter()
-            .map(|&(role, _, _, text)| {
-                use crate::graph::NodeKind;
-                (match role {
-                    Role::Loop => NodeKind::LoopHead,
-                    Role::Branch => NodeKind::Condition,
-                    _ => NodeKind::Statement,
-                }, text)
-            })
             .collect();
-        let mut nodes = nodes;
+        use crate::graph::NodeKind;
+        let kind = |r: Role| match r {
+            Role::Loop => NodeKind::LoopHead,
+            Role::Branch => NodeKind::Condition,
+            _ => NodeKind::Statement,
+        };
+        let texts: Vec<(NodeKind, &str)> = rows.iter().map(|&(role, _, _, text)| (kind(role), text)).collect();
         super::super::set_flow(&mut nodes, &texts);
         Shape { nodes, callees: Vec::new(), recursive: false, lines: (1, rows.len() as u32) }
     }

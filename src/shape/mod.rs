@@ -223,10 +223,7 @@ impl Shape {
                 flow: [0; FLOW_SLOTS],
             });
         }
-        let texts: Vec<(NodeKind, &str)> = keep.iter().map(|&i| {
-            let n = &icfg.graph[NodeIndex::new(i)];
-            (n.kind, n.text.as_str())
-        }).collect();
+        let texts: Vec<(NodeKind, &str)> = keep.iter().map(|&i| (icfg.graph[NodeIndex::new(i)].kind, icfg.graph[NodeIndex::new(i)].text.as_str())).collect();
         set_flow(&mut nodes, &texts);
         // Truncation can cut a parent; the tree must stay parents-first.
         for k in 0..nodes.len() {
