@@ -132,25 +132,52 @@ pub fn node_sig(kind: NodeKind, text: &str) -> u128 {
 
 /// Fills each node's [`ShapeNode::flow`] from the variables the nodes read and write
 /// (`texts[k]` is node k's kind and text): the last earlier write of each variable read.
+/// A loop head also writes the variables of its test that its body writes (C's
+/// `for (j = 0; j < n; j++)` and p-code's `for j = 1 to n` alike hand `j` to the body from
+/// the head). Needs parents before children.
 pub(crate) fn set_flow(nodes: &mut [ShapeNode], texts: &[(NodeKind, &str)]) {
     use tokens::Access;
-    let mut last: HashMap<String, usize> = HashMap::new();
-    for (k, &(kind, text)) in texts.iter().enumerate() {
-        let access = match kind {
-            NodeKind::LoopHead => Access::LoopHead,
-            NodeKind::Condition | NodeKind::Switch | NodeKind::Case => Access::Test,
-            NodeKind::Statement | NodeKind::Declaration | NodeKind::Math | NodeKind::Call | NodeKind::Return => Access::Statement,
-            _ => continue,
-        };
-        let (def, uses) = tokens::def_use(text, access);
-        let mut from: Vec<usize> = uses.iter().filter_map(|u| last.get(u).copied()).collect();
+    let access: Vec<Option<(Option<String>, Vec<String>)>> = texts
+        .iter()
+        .map(|&(kind, text)| {
+            let a = match kind {
+                NodeKind::LoopHead => Access::LoopHead,
+                NodeKind::Condition | NodeKind::Switch | NodeKind::Case => Access::Test,
+                NodeKind::Statement | NodeKind::Declaration | NodeKind::Math | NodeKind::Call | NodeKind::Return => Access::Statement,
+                _ => return None,
+            };
+            Some(tokens::def_use(text, a))
+        })
+        .collect();
+    let mut writes: Vec<Vec<&str>> = access.iter().map(|a| a.as_ref().and_then(|(d, _)| d.as_deref()).into_iter().collect()).collect();
+    for k in (0..nodes.len()).rev() {
+        let Some((_, uses)) = &access[k] else { continue };
+        if nodes[k].role != Role::Loop {
+            continue;
+        }
+        let mut inside = std::collections::HashSet::new();
+        for j in k + 1..nodes.len() {
+            let mut p = nodes[j].parent;
+            while p != TOP && (p as usize) > k {
+                p = nodes[p as usize].parent;
+            }
+            if p as usize == k {
+                inside.extend(access[j].as_ref().and_then(|(d, _)| d.as_deref()));
+            }
+        }
+        writes[k].extend(uses.iter().map(String::as_str).filter(|u| inside.contains(u)));
+    }
+    let mut last: HashMap<&str, usize> = HashMap::new();
+    for k in 0..nodes.len().min(texts.len()) {
+        let Some((_, uses)) = &access[k] else { continue };
+        let mut from: Vec<usize> = uses.iter().filter_map(|u| last.get(u.as_str()).copied()).collect();
         from.sort_unstable_by(|a, b| b.cmp(a));
         from.dedup();
         for (slot, j) in from.into_iter().take(FLOW_SLOTS).enumerate() {
             nodes[k].flow[slot] = (k - j).min(u16::MAX as usize) as u16;
         }
-        if let Some(d) = def {
-            last.insert(d, k);
+        for &w in &writes[k] {
+            last.insert(w, k);
         }
     }
 }
@@ -223,14 +250,14 @@ impl Shape {
                 flow: [0; FLOW_SLOTS],
             });
         }
-        let texts: Vec<(NodeKind, &str)> = keep.iter().map(|&i| (icfg.graph[NodeIndex::new(i)].kind, icfg.graph[NodeIndex::new(i)].text.as_str())).collect();
-        set_flow(&mut nodes, &texts);
         // Truncation can cut a parent; the tree must stay parents-first.
         for k in 0..nodes.len() {
             if nodes[k].parent != TOP && nodes[k].parent as usize >= k {
                 nodes[k].parent = TOP;
             }
         }
+        let texts: Vec<(NodeKind, &str)> = keep.iter().map(|&i| (icfg.graph[NodeIndex::new(i)].kind, icfg.graph[NodeIndex::new(i)].text.as_str())).collect();
+        set_flow(&mut nodes, &texts);
         let mut callees = Vec::new();
         let mut recursive = false;
         for site in icfg.call_sites(icfg.function_nodes(f)) {

@@ -179,10 +179,11 @@ mod tests {
         assert_eq!(f.nodes[4].sig, super::super::tokens::sketch("total = total + xs[k]", false));
         assert_eq!(f.nodes[5].sig, super::super::tokens::sketch("k = k + 1", false));
         assert!(f.nodes[2].sig != 0 && f.nodes[0].sig != f.nodes[5].sig);
-        // Def-use: the test reads i (written by `int i = 0`, 1 back); `s += a[i]` reads s
-        // and i; the return reads the s that `s += a[i]` wrote, 2 back.
+        // Def-use: the test reads i (written by `int i = 0`, 1 back); `s += a[i]` reads
+        // the i the loop head hands its body (the body writes i) and s; the return reads
+        // the s that `s += a[i]` wrote, 2 back.
         assert_eq!(f.nodes[2].flow, [1, 0, 0]);
-        assert_eq!(f.nodes[4].flow, [3, 4, 0]);
+        assert_eq!(f.nodes[4].flow, [2, 4, 0]);
         assert_eq!(f.nodes[6].flow, [2, 0, 0]);
         let bytes = encode(&shapes);
         let back = Shapes::from_bytes(bytes.clone()).unwrap();
