@@ -149,24 +149,26 @@ pub(crate) fn set_flow(nodes: &mut [ShapeNode], texts: &[(NodeKind, &str)]) {
             Some(tokens::def_use(text, a))
         })
         .collect();
-    let mut writes: Vec<Vec<&str>> = access.iter().map(|a| a.as_ref().and_then(|(d, _)| d.as_deref()).into_iter().collect()).collect();
-    for k in (0..nodes.len()).rev() {
-        let Some((_, uses)) = &access[k] else { continue };
-        if nodes[k].role != Role::Loop {
-            continue;
-        }
-        let mut inside = std::collections::HashSet::new();
-        for j in k + 1..nodes.len() {
-            let mut p = nodes[j].parent;
-            while p != TOP && (p as usize) > k {
-                p = nodes[p as usize].parent;
+    let def = |k: usize| access[k].as_ref().and_then(|(d, _)| d.as_deref());
+    // What each loop's body writes: every write handed up to the loops around it.
+    let mut inside: HashMap<usize, Vec<&str>> = HashMap::new();
+    for (j, n) in nodes.iter().enumerate() {
+        let Some(d) = def(j) else { continue };
+        let mut p = n.parent;
+        while p != TOP {
+            if nodes[p as usize].role == Role::Loop {
+                inside.entry(p as usize).or_default().push(d);
             }
-            if p as usize == k {
-                inside.extend(access[j].as_ref().and_then(|(d, _)| d.as_deref()));
-            }
+            p = nodes[p as usize].parent;
         }
-        writes[k].extend(uses.iter().map(String::as_str).filter(|u| inside.contains(u)));
     }
+    let writes: Vec<Vec<&str>> = (0..access.len())
+        .map(|k| {
+            let body = inside.get(&k).map_or(&[][..], Vec::as_slice);
+            let own = access[k].iter().flat_map(|(_, uses)| uses.iter().map(String::as_str).filter(|u| body.contains(u)));
+            def(k).into_iter().chain(own).collect()
+        })
+        .collect();
     let mut last: HashMap<&str, usize> = HashMap::new();
     for k in 0..nodes.len().min(texts.len()) {
         let Some((_, uses)) = &access[k] else { continue };
