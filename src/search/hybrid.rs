@@ -19,7 +19,7 @@ use crate::index::lexical::query_terms;
 use crate::index::store::FunctionRow;
 use crate::index::{vectors, Index, IndexError};
 use crate::pcode::{Classifier, PcodeError};
-use crate::shape::align::{align, flow_agreement, token_agreement, Alignment, Tree};
+use crate::shape::align::{align, flow_agreement, sequence_agreement, token_agreement, Alignment, Tree};
 use crate::shape::{Profile, Shape};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
@@ -416,6 +416,7 @@ pub fn candidates(index: &mut Index, encs: &TextEncoders, q: &Query, opts: &Hybr
             x[18] = f32::from(u8::from(spans.first().is_some_and(|s| is_test_path(&s.path))));
             (x[19], x[20]) = token_agreement(&q.tree, &tree, &a);
             x[23] = flow_agreement(&q.tree, &tree, &a);
+            x[24] = sequence_agreement(&q.tree, &tree);
             let origins = tree.nodes.iter().map(|n| n.origin).collect();
             out.push(Candidate { function: f, grown, spans, x, found, ranks: rk, alignment: a, origins, score: 0.0 });
         }

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 /// Feature names, in the order of a candidate's feature vector.
-pub const FEATURES: [&str; 24] = [
+pub const FEATURES: [&str; 25] = [
     "lex",
     "lex_rr",
     "name",
@@ -37,6 +37,7 @@ pub const FEATURES: [&str; 24] = [
     "profile_rr",
     "spread",
     "flow",
+    "tok_seq",
 ];
 pub const N_FEATURES: usize = FEATURES.len();
 
@@ -48,7 +49,7 @@ pub const GROUPS: [(&str, &[&str]); 6] = [
     ("beryllium", &["beryllium", "beryllium_rr"]),
     ("structure", &["align", "align_rel", "profile", "depth_match", "loops_diff", "recursion", "density", "profile_rr", "flow"]),
     ("fragment", &["size", "size2", "grown", "test_path", "spread"]),
-    ("tokens", &["tok_align", "tok_bag"]),
+    ("tokens", &["tok_align", "tok_bag", "tok_seq"]),
 ];
 
 #[derive(Debug, Error)]
