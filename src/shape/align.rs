@@ -220,7 +220,7 @@ fn sketched(t: &Tree) -> Vec<(Role, u128)> {
 /// alignment needs the same nesting; this one survives a `while` written as a `for` with
 /// an `if` inside, or a loop split over two. Normalized by a perfect match, in [0, 1].
 pub fn sequence_agreement(q: &Tree, c: &Tree) -> f32 {
-    // A threshold of 0.15 beat 0.25 and 0.35 on the renamed pools (0.256, 0.256, 0.241).
+    // Renamed pools, MRR (hit@10): threshold 0.15 0.256 (0.339), 0.25 0.256 (0.322), 0.35 0.241.
     const THRESHOLD: f32 = 0.15;
     const SKIP_CODE: f32 = 0.05;
     const SKIP_QUERY: f32 = 0.3;
@@ -587,7 +587,7 @@ mod tests {
     #[test]
     fn sequence_agreement_reads_order_not_nesting() {
         // Insertion sort's shifting loop; the code writes the loop as `for (;;)` with the
-        // test in an `if … break`, under other names, between unrelated statements.
+        // test in an `if` inside, under other names, between unrelated statements.
         let q = shape(&[
             (Role::Statement, TOP, IDX, "key = A[i]"),
             (Role::Statement, TOP, ADD, "j = i - 1"),
