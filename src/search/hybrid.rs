@@ -554,9 +554,10 @@ fn describe(c: &Candidate, q: &Query, function: &str) -> Vec<String> {
     ));
     if f("tok_bag") > 0.0 {
         r.push(format!(
-            "tokens: the query's statements are written alike, names aside: {:.0}% along the alignment, {:.0}% anywhere in the fragment",
+            "tokens: the query's statements are written alike, names aside: {:.0}% along the alignment, {:.0}% anywhere in the fragment, {:.0}% as one run in the query's order",
             100.0 * f("tok_align"),
-            100.0 * f("tok_bag")
+            100.0 * f("tok_bag"),
+            100.0 * f("tok_seq")
         ));
     }
     if f("flow") > 0.0 {
