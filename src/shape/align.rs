@@ -546,18 +546,23 @@ mod tests {
         assert!((a_same.score - a_other.score).abs() < 0.2, "{} {}", a_same.score, a_other.score);
     }
 
-    #[test]
-    fn flow_agreement_follows_data_not_names() {
-        // Insertion sort's inner loop: `key` flows from the first statement into the test
-        // and the final store; `j` from its update into the next test.
-        let q = shape(&[
+    /// Insertion sort's shifting loop in p-code.
+    fn insertion_shift() -> Shape {
+        shape(&[
             (Role::Statement, TOP, IDX, "key = A[i]"),
             (Role::Statement, TOP, ADD, "j = i - 1"),
             (Role::Loop, TOP, REL, "j > 0 and A[j] > key"),
             (Role::Statement, 2, IDX, "A[j + 1] = A[j]"),
             (Role::Statement, 2, ADD, "j = j - 1"),
             (Role::Statement, TOP, IDX, "A[j + 1] = key"),
-        ]);
+        ])
+    }
+
+    #[test]
+    fn flow_agreement_follows_data_not_names() {
+        // Insertion sort's inner loop: `key` flows from the first statement into the test
+        // and the final store; `j` from its update into the next test.
+        let q = insertion_shift();
         let rows = |names: [&'static str; 3]| {
             let [k, j, a] = names;
             let s = |t: &str| -> &'static str { Box::leak(t.replace("key", k).replace('j', j).replace('A', a).into_boxed_str()) };
@@ -588,14 +593,7 @@ mod tests {
     fn sequence_agreement_reads_order_not_nesting() {
         // Insertion sort's shifting loop; the code writes the loop as `for (;;)` with the
         // test in an `if` inside, under other names, between unrelated statements.
-        let q = shape(&[
-            (Role::Statement, TOP, IDX, "key = A[i]"),
-            (Role::Statement, TOP, ADD, "j = i - 1"),
-            (Role::Loop, TOP, REL, "j > 0 and A[j] > key"),
-            (Role::Statement, 2, IDX, "A[j + 1] = A[j]"),
-            (Role::Statement, 2, ADD, "j = j - 1"),
-            (Role::Statement, TOP, IDX, "A[j + 1] = key"),
-        ]);
+        let q = insertion_shift();
         let code = shape(&[
             (Role::Statement, TOP, NONE, "n = len(x)"),
             (Role::Statement, TOP, IDX, "t = x[p]"),
