@@ -890,7 +890,7 @@ pub fn run(cfg: &RunConfig) -> Result<AlgoReport, AlgoError> {
                                     PoolCand {
                                         x: c.x.to_vec(),
                                         found: c.found,
-                                        keys: c.spans.iter().map(|s| (s.function, s.lines.0, s.lines.1)).collect(),
+                                        keys: c.keys(),
                                         spans,
                                         hit,
                                         touches,

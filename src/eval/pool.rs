@@ -3,6 +3,7 @@
 //! folds split by algorithm, so that every figure is for algorithms the scorer never saw.
 
 use super::algo::LocSpan;
+use crate::search::hybrid::duplicate;
 use crate::search::ranker::{mask_without, Example, Ranker, GROUPS, N_FEATURES};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -95,8 +96,7 @@ pub fn fit(pools: &[&Pool], v: Variant) -> Ranker {
     Ranker::fit(&examples(pools, v), &v.mask(), L2)
 }
 
-/// Candidate indices in ranked order; a candidate whose first span overlaps the first span
-/// of a better one of the same kind (grown or not) is left out.
+/// Candidate indices in ranked order, leaving out each that [`duplicate`]s a better one.
 pub fn order(p: &Pool, v: Variant, r: &Ranker) -> Vec<usize> {
     let mut scored: Vec<(f32, usize)> = p
         .cands
@@ -114,9 +114,8 @@ pub fn order(p: &Pool, v: Variant, r: &Ranker) -> Vec<usize> {
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut kept: Vec<usize> = Vec::new();
     for (_, i) in scored {
-        let root = |i: usize| p.cands[i].keys.first().copied().map(|k| (k, p.cands[i].x.get(GROWN).copied().unwrap_or(0.0)));
-        let overlaps = kept.iter().any(|&k| matches!((root(k), root(i)), (Some((a, ga)), Some((b, gb))) if ga == gb && a.0 == b.0 && a.1 <= b.2 && b.1 <= a.2));
-        if !overlaps {
+        let grown = |i: usize| p.cands[i].x.get(GROWN).is_some_and(|g| *g != 0.0);
+        if !kept.iter().any(|&k| duplicate(&p.cands[k].keys, grown(k), &p.cands[i].keys, grown(i))) {
             kept.push(i);
             if kept.len() >= super::algo::MAX_RANK {
                 break;

@@ -87,6 +87,16 @@ pub fn text(r: &SearchResult, color: bool) -> String {
                 p.dim(&format!("(matched lines {}-{}, function {}-{})", s.lines.0, s.lines.1, s.function_lines.0, s.function_lines.1))
             );
         }
+        for s in &f.apart {
+            let _ = writeln!(
+                out,
+                "{}:{}: {} {}",
+                p.path(&s.path),
+                p.line(&s.lines.0.to_string()),
+                s.function,
+                p.dim(&format!("(called, defined apart: matched lines {}-{}, function {}-{})", s.lines.0, s.lines.1, s.function_lines.0, s.function_lines.1))
+            );
+        }
         for r in &f.reasons {
             let _ = writeln!(out, "    {}", p.dim(&format!("why: {r}")));
         }

@@ -192,6 +192,8 @@ pub struct CandSpan {
     pub function: u32,
     pub path: String,
     pub lines: (u32, u32),
+    /// Code nodes of the alignment in this function.
+    pub matched: usize,
 }
 
 /// A candidate fragment with its signals.
@@ -202,6 +204,9 @@ pub struct Candidate {
     pub grown: bool,
     /// The root function's span first, then callees'.
     pub spans: Vec<CandSpan>,
+    /// Callees the alignment reaches that lie far from the rest of the fragment in their
+    /// file: cited with it, not spanned by it.
+    pub apart: Vec<CandSpan>,
     /// Signals, in [`FEATURES`] order.
     pub x: [f32; N_FEATURES],
     /// Bit i: retriever i returned the function.
@@ -418,7 +423,9 @@ pub fn candidates(index: &mut Index, encs: &TextEncoders, q: &Query, opts: &Hybr
             x[23] = flow_agreement(&q.tree, &tree, &a);
             x[24] = sequence_agreement(&q.tree, &tree);
             let origins = tree.nodes.iter().map(|n| n.origin).collect();
-            out.push(Candidate { function: f, grown, spans, x, found, ranks: rk, alignment: a, origins, score: 0.0 });
+            // Signals read the whole fragment; the reader gets it compact.
+            let (spans, apart) = compact(spans);
+            out.push(Candidate { function: f, grown, spans, apart, x, found, ranks: rk, alignment: a, origins, score: 0.0 });
         }
     }
     lap("pool", &mut t);
@@ -502,13 +509,63 @@ fn fragment_spans(rows: &mut Rows, get: &dyn Fn(u32) -> Option<Shape>, f: u32, t
             }
             _ => whole,
         };
-        out.push(CandSpan { function: fid, path, lines });
+        out.push(CandSpan { function: fid, path, lines, matched: ks.len() });
     }
     Ok(out)
 }
 
-/// Scores candidates with `ranker`, best first, dropping any whose first span overlaps
-/// the first span of a better one of the same kind (grown or not).
+/// Splits off the spans that would leave a fragment mostly gap in their file. In each file
+/// the span holding most of the alignment anchors the fragment; another span there stays
+/// only while the file's extent is within three times the anchor (or 30 lines more). A
+/// helper defined far from the code that carries the match is then cited beside the
+/// fragment rather than making it every line in between. The root's span stays first
+/// unless it is the one set apart.
+fn compact(spans: Vec<CandSpan>) -> (Vec<CandSpan>, Vec<CandSpan>) {
+    let mut order: Vec<usize> = (0..spans.len()).collect();
+    order.sort_by_key(|&i| (std::cmp::Reverse(spans[i].matched), i));
+    let len = |s: &CandSpan| s.lines.1.saturating_sub(s.lines.0) + 1;
+    let mut keep = vec![false; spans.len()];
+    for &i in &order {
+        let s = &spans[i];
+        let mut in_file = order.iter().filter(|&&j| keep[j] && spans[j].path == s.path).map(|&j| &spans[j]);
+        keep[i] = match in_file.next() {
+            None => true,
+            Some(anchor) => {
+                let (lo, hi) = in_file.fold((anchor.lines.0.min(s.lines.0), anchor.lines.1.max(s.lines.1)), |(lo, hi), k| (lo.min(k.lines.0), hi.max(k.lines.1)));
+                hi.saturating_sub(lo) + 1 <= (3 * len(anchor)).max(len(anchor) + 30)
+            }
+        };
+    }
+    let (mut kept, mut apart) = (Vec::new(), Vec::new());
+    for (s, k) in spans.into_iter().zip(keep) {
+        if k {
+            kept.push(s);
+        } else {
+            apart.push(s);
+        }
+    }
+    (kept, apart)
+}
+
+/// Whether a fragment adds nothing to a better one: it starts where that one starts and is
+/// of the same kind (grown or not), or it covers the very same lines. `keys` are
+/// (function, first line, last line) of each span, the root's first.
+pub fn duplicate(a: &[(u32, u32, u32)], a_grown: bool, b: &[(u32, u32, u32)], b_grown: bool) -> bool {
+    let same_start = match (a.first(), b.first()) {
+        (Some(s), Some(t)) => a_grown == b_grown && s.0 == t.0 && s.1 <= t.2 && t.1 <= s.2,
+        _ => false,
+    };
+    same_start || (!a.is_empty() && a == b)
+}
+
+impl Candidate {
+    pub fn keys(&self) -> Vec<(u32, u32, u32)> {
+        self.spans.iter().map(|s| (s.function, s.lines.0, s.lines.1)).collect()
+    }
+}
+
+/// Scores candidates with `ranker`, best first, dropping each that [`duplicate`]s a
+/// better one.
 pub fn rank(cands: &mut Vec<Candidate>, ranker: &Ranker, top: usize) {
     for c in cands.iter_mut() {
         c.score = ranker.score(&c.x);
@@ -517,12 +574,11 @@ pub fn rank(cands: &mut Vec<Candidate>, ranker: &Ranker, top: usize) {
     // Fragments are distinct by where they start: a helper inside a grown fragment may
     // still rank on its own, and so may the grown fragment's root without its callees.
     let mut kept: Vec<Candidate> = Vec::new();
+    let mut kept_keys = Vec::new();
     for c in cands.drain(..) {
-        let overlaps = kept.iter().any(|k| match (k.spans.first(), c.spans.first()) {
-            (Some(s), Some(t)) => k.grown == c.grown && s.function == t.function && s.lines.0 <= t.lines.1 && t.lines.0 <= s.lines.1,
-            _ => false,
-        });
-        if !overlaps {
+        let keys = c.keys();
+        if !kept_keys.iter().zip(&kept).any(|(k, d): (&Vec<_>, &Candidate)| duplicate(k, d.grown, &keys, c.grown)) {
+            kept_keys.push(keys);
             kept.push(c);
             if kept.len() >= top {
                 break;
@@ -567,7 +623,11 @@ fn describe(c: &Candidate, q: &Query, function: &str) -> Vec<String> {
         r.push(format!("beryllium: a node group covers {:.0}% of the query", 100.0 * f("beryllium")));
     }
     if c.grown {
-        r.push(format!("fragment: grown into {} called function(s)", c.spans.len() - 1));
+        let n = c.spans.len() + c.apart.len() - 1;
+        match c.apart.len() {
+            0 => r.push(format!("fragment: grown into {n} called function(s)")),
+            k => r.push(format!("fragment: grown into {n} called function(s), {k} of them defined far from the rest and listed apart")),
+        }
     }
     r
 }
@@ -602,18 +662,19 @@ fn to_fragments(index: &Index, q: &Query, cands: &[Candidate]) -> Result<Vec<Fra
             });
         }
         matches.sort_by_key(|m| (m.query_lines, m.query_node));
-        let mut spans = Vec::new();
-        for s in &c.spans {
+        let mut span = |s: &CandSpan| -> Result<Span, SearchError> {
             let row = rows.function(s.function)?.clone();
-            spans.push(Span {
+            Ok(Span {
                 path: s.path.clone(),
                 function_id: s.function,
                 function: row.qualified.clone(),
                 function_lines: row.lines,
                 lines: s.lines,
                 nodes: count.get(&s.function).copied().unwrap_or(0),
-            });
-        }
+            })
+        };
+        let spans = c.spans.iter().map(&mut span).collect::<Result<Vec<_>, _>>()?;
+        let apart = c.apart.iter().map(&mut span).collect::<Result<Vec<_>, _>>()?;
         let name = spans.first().map(|s| s.function.clone()).unwrap_or_default();
         out.push(Fragment {
             rank: rank + 1,
@@ -623,6 +684,7 @@ fn to_fragments(index: &Index, q: &Query, cands: &[Candidate]) -> Result<Vec<Fra
             query_lines_total: total_lines.len(),
             distance: 0,
             spans,
+            apart,
             matches,
             reasons: describe(c, q, &name),
         });
@@ -645,6 +707,7 @@ fn function_fragments(index: &Index, list: &[(u32, f32)], why: &dyn Fn(usize, f3
             query_lines_total: 0,
             distance: 0,
             spans: vec![Span { path, function_id: f, function: row.qualified, function_lines: row.lines, lines: row.lines, nodes: 0 }],
+            apart: Vec::new(),
             matches: Vec::new(),
             reasons: vec![why(rank, s)],
         });

@@ -99,6 +99,10 @@ pub struct Fragment {
     /// Longest shortest path inside the fragment (0 for one node).
     pub distance: u32,
     pub spans: Vec<Span>,
+    /// Called functions the match reaches that lie far from the spans in their file: named
+    /// with the fragment, not part of its lines.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub apart: Vec<Span>,
     pub matches: Vec<LineMatch>,
     /// Why it matched, one signal each (hybrid and the single-signal methods).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -248,6 +252,7 @@ pub fn natural(index: &mut Index, encs: &TextEncoders, query: &str, opts: &Searc
             query_lines_total: 1,
             distance: 0,
             spans: vec![Span { path: file.path.clone(), function_id: fid as u32, function: f.qualified.clone(), function_lines: f.lines, lines: f.lines, nodes: 0 }],
+            apart: Vec::new(),
             matches: vec![LineMatch {
                 query_node: 0,
                 query_lines: qn.lines,
@@ -400,6 +405,7 @@ fn fragments(index: &mut Index, qv: QueryVectors, opts: &SearchOptions, mode: &s
             query_lines_total: total_lines.len(),
             distance: c.distance,
             spans,
+            apart: Vec::new(),
             matches,
             reasons: Vec::new(),
         });
