@@ -793,6 +793,34 @@ mod tests {
         assert!(is_test_path("/a/tests/test_heap.c") && is_test_path("/x/heap_test.c"));
     }
 
+    fn span(function: u32, path: &str, lines: (u32, u32), matched: usize) -> CandSpan {
+        CandSpan { function, path: path.into(), lines, matched }
+    }
+
+    #[test]
+    fn compact_sets_far_helpers_apart_around_the_span_that_carries_the_match() {
+        // A caller with one matched call, its helper 200 lines down holding the loop, and a
+        // small helper right below it: the far caller goes, the near helper stays.
+        let (kept, apart) = compact(vec![span(1, "a.c", (10, 20), 1), span(2, "a.c", (220, 260), 6), span(3, "a.c", (262, 270), 2)]);
+        assert_eq!(kept.iter().map(|s| s.function).collect::<Vec<_>>(), vec![2, 3]);
+        assert_eq!(apart.iter().map(|s| s.function).collect::<Vec<_>>(), vec![1]);
+        // Adjacent functions stay one fragment; another file anchors its own extent.
+        let (kept, apart) = compact(vec![span(1, "a.c", (10, 40), 3), span(2, "a.c", (42, 60), 3), span(3, "b.c", (900, 950), 1)]);
+        assert_eq!((kept.len(), apart.len()), (3, 0));
+        assert_eq!(kept[0].function, 1, "the root's span stays first");
+    }
+
+    #[test]
+    fn duplicates_start_alike_or_cover_the_same_lines() {
+        let root = [(7, 10, 20)];
+        let grown = [(7, 10, 20), (8, 30, 40)];
+        assert!(duplicate(&root, false, &[(7, 15, 25)], false), "same start, same kind");
+        assert!(!duplicate(&root, false, &grown, true), "the root alone and grown into a callee are two fragments");
+        assert!(duplicate(&root, false, &root, true), "a grown fragment reported as its root alone is the root");
+        assert!(!duplicate(&root, false, &[(9, 10, 20)], false));
+        assert!(!duplicate(&[], false, &[], false));
+    }
+
     #[test]
     fn plain_words_drop_markup_and_numbers() {
         assert_eq!(plain_words(" 1 FOO(A)\n 2     $x = 1$ @do it@"), "FOO(A)\n     x = 1   do it ");
