@@ -108,6 +108,35 @@ fn edit_distance_in_commons_lang3_as_is_and_renamed() {
     }
 }
 
+/// igraph's indexed heaps: heapsort's BUILD-MAX-HEAP and MAX-HEAPIFY are two functions of
+/// indheap.c that call helpers defined 60–140 lines away. The fragment keeps the two and
+/// lists the far helpers apart, so it is as compact as the benchmark asks.
+#[test]
+fn heapsort_in_igraph_is_one_compact_fragment() {
+    let core = fetch("igraph").unwrap().join("src/core");
+    let tmp = tempfile::tempdir().unwrap();
+    let slice = tmp.path().join("core");
+    std::fs::create_dir(&slice).unwrap();
+    for f in ["indheap.c", "indheap.h", "cutheap.c", "cutheap.h", "buckets.c", "buckets.h", "dqueue.c", "psumtree.c"] {
+        std::fs::copy(core.join(f), slice.join(f)).unwrap();
+    }
+    let enc = encoder();
+    let mut idx = build(&[slice], &tmp.path().join("index"), &enc);
+    let frags = search(&mut idx, &enc, &query("heapsort.txt"), Method::Hybrid).unwrap();
+    // igraph_indheap_i_build and igraph_indheap_i_sink, bench/algo/truth.json.
+    let rank = [(344, 359), (383, 402)].iter().filter_map(|&l| hit_rank(&frags, "indheap.c", l)).min();
+    assert!(rank.is_some_and(|r| r <= 3), "heapsort at {rank:?}");
+    assert!(frags.iter().any(|f| !f.apart.is_empty()), "some grown fragment has a helper listed apart");
+    for f in &frags {
+        for file in f.spans.iter().map(|s| &s.path) {
+            let mine: Vec<_> = f.spans.iter().filter(|s| &s.path == file).collect();
+            let extent = mine.iter().map(|s| s.lines.1).max().unwrap() - mine.iter().map(|s| s.lines.0).min().unwrap() + 1;
+            let widest = mine.iter().map(|s| s.lines.1 - s.lines.0 + 1).max().unwrap();
+            assert!(extent <= (3 * widest).max(widest + 30), "#{}: {extent} lines in {file} around a span of {widest}", f.rank);
+        }
+    }
+}
+
 /// Queries with little to align: no loop, one line, nothing at all.
 #[test]
 fn thin_queries_give_results_or_a_clear_error() {

@@ -73,7 +73,7 @@ pub fn text(r: &SearchResult, color: bool) -> String {
                 f.score,
                 f.query_lines_covered,
                 f.query_lines_total,
-                f.spans.iter().map(|s| s.nodes).sum::<usize>(),
+                f.spans.iter().chain(&f.apart).map(|s| s.nodes).sum::<usize>(),
                 f.distance
             ))
         );

@@ -675,7 +675,8 @@ fn to_fragments(index: &Index, q: &Query, cands: &[Candidate]) -> Result<Vec<Fra
         };
         let spans = c.spans.iter().map(&mut span).collect::<Result<Vec<_>, _>>()?;
         let apart = c.apart.iter().map(&mut span).collect::<Result<Vec<_>, _>>()?;
-        let name = spans.first().map(|s| s.function.clone()).unwrap_or_default();
+        // The name signal read the root, which may be among the spans set apart.
+        let name = rows.function(c.function)?.qualified.clone();
         out.push(Fragment {
             rank: rank + 1,
             score: c.score as f64,
