@@ -207,6 +207,9 @@ h2{font-size:15px;margin:.3em 0}.path{color:#7a2a8a;font-family:monospace}.meta{
             }
             out.push_str("</pre>");
         }
+        for s in &f.apart {
+            let _ = write!(out, "<div class=\"path\">{}:{} — {} (called, defined apart)</div>", esc(&s.path), s.lines.0, esc(&s.function));
+        }
         out.push_str("</div></div></div>");
     }
     out.push_str("</body></html>\n");
