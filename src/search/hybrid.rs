@@ -202,7 +202,7 @@ pub struct Candidate {
     /// The function it starts from.
     pub function: u32,
     pub grown: bool,
-    /// The root function's span first, then callees'.
+    /// The root function's span first (unless set apart), then callees'.
     pub spans: Vec<CandSpan>,
     /// Callees the alignment reaches that lie far from the rest of the fragment in their
     /// file: cited with it, not spanned by it.
@@ -414,7 +414,7 @@ pub fn candidates(index: &mut Index, encs: &TextEncoders, q: &Query, opts: &Hybr
             }
             let extent = per_file.values().map(|&(a, b, _)| b.saturating_sub(a) + 1).max().unwrap_or(1);
             x[15] = (extent as f32 / q.lines as f32).ln();
-            // Pieces far apart in one file: the reader gets the lines between them too.
+            // Pieces far apart in one file (the whole fragment, before `compact` sets them apart).
             x[22] = per_file.values().map(|&(a, b, c)| ((b.saturating_sub(a) + 1) as f32 / c.max(1) as f32).ln().max(0.0)).fold(0.0, f32::max);
             x[16] = x[15] * x[15];
             x[17] = f32::from(u8::from(grown));
@@ -574,11 +574,11 @@ pub fn rank(cands: &mut Vec<Candidate>, ranker: &Ranker, top: usize) {
     // Fragments are distinct by where they start: a helper inside a grown fragment may
     // still rank on its own, and so may the grown fragment's root without its callees.
     let mut kept: Vec<Candidate> = Vec::new();
-    let mut kept_keys = Vec::new();
+    let mut seen: Vec<(Vec<(u32, u32, u32)>, bool)> = Vec::new();
     for c in cands.drain(..) {
         let keys = c.keys();
-        if !kept_keys.iter().zip(&kept).any(|(k, d): (&Vec<_>, &Candidate)| duplicate(k, d.grown, &keys, c.grown)) {
-            kept_keys.push(keys);
+        if !seen.iter().any(|(k, g)| duplicate(k, *g, &keys, c.grown)) {
+            seen.push((keys, c.grown));
             kept.push(c);
             if kept.len() >= top {
                 break;
