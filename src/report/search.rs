@@ -77,24 +77,15 @@ pub fn text(r: &SearchResult, color: bool) -> String {
                 f.distance
             ))
         );
-        for s in &f.spans {
+        let tagged = f.spans.iter().map(|s| ("", s)).chain(f.apart.iter().map(|s| ("called, defined apart: ", s)));
+        for (tag, s) in tagged {
             let _ = writeln!(
                 out,
                 "{}:{}: {} {}",
                 p.path(&s.path),
                 p.line(&s.lines.0.to_string()),
                 s.function,
-                p.dim(&format!("(matched lines {}-{}, function {}-{})", s.lines.0, s.lines.1, s.function_lines.0, s.function_lines.1))
-            );
-        }
-        for s in &f.apart {
-            let _ = writeln!(
-                out,
-                "{}:{}: {} {}",
-                p.path(&s.path),
-                p.line(&s.lines.0.to_string()),
-                s.function,
-                p.dim(&format!("(called, defined apart: matched lines {}-{}, function {}-{})", s.lines.0, s.lines.1, s.function_lines.0, s.function_lines.1))
+                p.dim(&format!("({tag}matched lines {}-{}, function {}-{})", s.lines.0, s.lines.1, s.function_lines.0, s.function_lines.1))
             );
         }
         for r in &f.reasons {
