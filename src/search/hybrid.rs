@@ -192,7 +192,7 @@ pub struct CandSpan {
     pub function: u32,
     pub path: String,
     pub lines: (u32, u32),
-    /// Code nodes of the alignment in this function.
+    /// Code nodes of the alignment (its pairs and its region) in this function.
     pub matched: usize,
 }
 
@@ -571,8 +571,9 @@ pub fn rank(cands: &mut Vec<Candidate>, ranker: &Ranker, top: usize) {
         c.score = ranker.score(&c.x);
     }
     cands.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.function.cmp(&b.function)).then(a.grown.cmp(&b.grown)));
-    // Fragments are distinct by where they start: a helper inside a grown fragment may
-    // still rank on its own, and so may the grown fragment's root without its callees.
+    // Fragments are distinct by where they start and by the lines they cover: a helper
+    // inside a grown fragment may still rank on its own, and so may the grown fragment's
+    // root without its callees; two grown fragments left with the same lines are one.
     let mut kept: Vec<Candidate> = Vec::new();
     let mut seen: Vec<(Vec<(u32, u32, u32)>, bool)> = Vec::new();
     for c in cands.drain(..) {
