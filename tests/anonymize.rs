@@ -51,6 +51,13 @@ fn snippets_in_neutral_mode() {
             "class Outer {\n  enum Mode { FAST, SLOW }\n  static class Inner { int k; }\n  int f(java.util.List<Inner> xs) {\n    xs.forEach(i -> i.k++);\n    try { return Outer.Inner.class.hashCode(); } catch (RuntimeException e) { return Mode.FAST.ordinal(); }\n  }\n}\n",
             "class Class_0 {\n  enum Class_1 { Class_2, Class_3 }\n  static class Class_4 { int var_0; }\n  int func_0(java.util.List<Class_4> var_1) {\n    var_1.forEach(var_2 -> var_2.var_0++);\n    try { return Class_0.Class_4.class.hashCode(); } catch (RuntimeException var_3) { return Class_1.Class_2.ordinal(); }\n  }\n}\n",
         ),
+        (
+            // A template header split by `#ifdef` (lemon's Bfs): tree-sitter leaves the class in
+            // an ERROR region; the one-branch view still declares its names.
+            Lang::Cpp,
+            "namespace lemon {\n#ifdef DOXYGEN\n  template <typename GR>\n#else\n  template <typename GR=Graph>\n#endif\n  class Bfs {\n  public:\n    int run(int s) { int count = s + 1; return count; }\n  };\n}\n",
+            "namespace ns_0 {\n#ifdef DOXYGEN\n  template <typename Class_0>\n#else\n  template <typename Class_0=Graph>\n#endif\n  class Class_1 {\n  public:\n    int func_0(int var_0) { int var_1 = var_0 + 1; return var_1; }\n  };\n}\n",
+        ),
     ];
     for (lang, src, want) in cases {
         let got = neutral(*lang, src);

@@ -64,6 +64,11 @@
 //!   the same for all. Nothing here panics on input. (Removing comments can also *remove*
 //!   errors: tree-sitter stops a macro body at a `/*`, so a comment inside a multi-line
 //!   `#define` breaks its parse.)
+//! - **Preprocessor conditionals.** Where a file has error regions, its declarations are
+//!   also read from a view that keeps one branch of every `#if`/`#else` (the last, or the
+//!   first, whichever parses better; see `branches`): a declaration split across branches
+//!   (`#ifdef DOXYGEN template<…> #else template<…> #endif class Bfs {…}`) parses there.
+//!   The names it declares are renamed everywhere in the file as usual.
 //! - **Known limits.** Renaming is by spelling, not by scope: a declared name is renamed
 //!   also where it refers to a library member (`solver.solve()` on a library object when
 //!   the corpus declares its own `solve`); names built by token pasting (`foo_##x`) are
@@ -73,6 +78,7 @@
 //! [`Mapping`] serializes as `{"function": {"orig": "func_0", …}, "variable": …, "type": …,
 //! "namespace": …, "macro": …}` (categories with no renamed name are absent).
 
+mod branches;
 mod kept;
 mod names;
 mod rewrite;
@@ -83,6 +89,10 @@ use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
+
+/// Bumped whenever the same input would be renamed differently, so anonymized copies
+/// cached by the evaluation are made again.
+pub const REVISION: u32 = 2;
 
 /// How new names look.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -248,13 +258,33 @@ pub fn anonymize_str(lang: Lang, src: &str, mode: Mode, seed: u64) -> Result<Str
     Ok(out.files.pop().map(|f| f.text).unwrap_or_default())
 }
 
+/// Adds the declarations of the one-branch view of the file (see [`branches`]) that parses
+/// with fewer errors than the file; the tokens to rename stay those of the whole file.
+fn declare_across_branches(lang: Lang, src: &str, errors: u32, scan: &mut names::Scan) {
+    let best = [branches::Keep::Last, branches::Keep::First]
+        .into_iter()
+        .filter_map(|k| branches::view(src, k))
+        .filter_map(|v| crate::lang::parse(lang, &v).map(|t| (crate::lang::error_regions(&t), t, v)))
+        .min_by_key(|(e, _, _)| *e);
+    if let Some((e, tree, view)) = best.filter(|b| b.0 < errors) {
+        let more = names::scan(lang, &tree, &view, e);
+        scan.decls.extend(more.decls);
+        scan.weak_types.extend(more.weak_types);
+        scan.primitive.extend(more.primitive);
+    }
+}
+
 fn run(inputs: &[Input], mode: Mode, seed: u64, keep_comments: bool) -> Result<Anonymized, AnonymizeError> {
     let scans = inputs
         .par_iter()
         .map(|inp| {
             let (lang, tree, errors) =
-                names::parse_as(inp.lang, inp.is_h, inp.src).ok_or_else(|| AnonymizeError::Unparsable(inp.path.to_path_buf()))?;
-            Ok((lang, names::scan(lang, &tree, inp.src, errors)))
+                crate::lang::parse_source(inp.lang, inp.is_h, inp.src).ok_or_else(|| AnonymizeError::Unparsable(inp.path.to_path_buf()))?;
+            let mut scan = names::scan(lang, &tree, inp.src, errors);
+            if errors > 0 {
+                declare_across_branches(lang, inp.src, errors, &mut scan);
+            }
+            Ok((lang, scan))
         })
         .collect::<Result<Vec<_>, AnonymizeError>>()?;
 
@@ -322,7 +352,7 @@ fn run(inputs: &[Input], mode: Mode, seed: u64, keep_comments: bool) -> Result<A
                 }
                 edits.sort_by_key(|e| e.start);
                 let text = rewrite::apply(inp.src, &edits);
-                let errors = names::parse(*lang, &text).map_or(u32::MAX, |t| names::error_nodes(&t));
+                let errors = crate::lang::parse(*lang, &text).map_or(u32::MAX, |t| crate::lang::error_regions(&t));
                 (text, n, errors, limit)
             };
             // Everything first; while that parses worse, leave more around the errors as it

@@ -5,7 +5,7 @@
 use super::Category;
 use crate::graph::Lang;
 use std::collections::{HashMap, HashSet};
-use tree_sitter::{Node, Parser, Tree};
+use tree_sitter::{Node, Tree};
 
 /// How a token's position limits renaming.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,54 +55,6 @@ pub(crate) struct Scan {
     /// Words parsed as built-in types (`size_t`, `uint8_t`): never renamed, since a renamed
     /// declaration would no longer match its uses.
     pub primitive: HashSet<String>,
-}
-
-fn ts_language(lang: Lang) -> Option<tree_sitter::Language> {
-    match lang {
-        Lang::C => Some(tree_sitter_c::LANGUAGE.into()),
-        Lang::Cpp => Some(tree_sitter_cpp::LANGUAGE.into()),
-        Lang::Java => Some(tree_sitter_java::LANGUAGE.into()),
-        Lang::Pcode => None,
-    }
-}
-
-pub(crate) fn parse(lang: Lang, src: &str) -> Option<Tree> {
-    let mut parser = Parser::new();
-    parser.set_language(&ts_language(lang)?).ok()?;
-    parser.parse(src, None)
-}
-
-/// ERROR and MISSING nodes, counted as `beryl::lang` counts error regions.
-pub(crate) fn error_nodes(tree: &Tree) -> u32 {
-    let mut n = 0;
-    let mut stack = vec![tree.root_node()];
-    while let Some(node) = stack.pop() {
-        if node.is_error() || node.is_missing() {
-            n += 1;
-            continue;
-        }
-        if node.has_error() {
-            let mut c = node.walk();
-            stack.extend(node.children(&mut c));
-        }
-    }
-    n
-}
-
-/// Parses with the language `beryl::lang::parse_file` would pick: a `.h` file is C unless
-/// C++ leaves fewer error regions.
-pub(crate) fn parse_as(lang: Lang, is_h: bool, src: &str) -> Option<(Lang, Tree, u32)> {
-    let tree = parse(lang, src)?;
-    let errors = error_nodes(&tree);
-    if is_h && errors > 0 {
-        if let Some(t) = parse(Lang::Cpp, src) {
-            let e = error_nodes(&t);
-            if e < errors {
-                return Some((Lang::Cpp, t, e));
-            }
-        }
-    }
-    Some((lang, tree, errors))
 }
 
 fn is_ident_kind(kind: &str) -> bool {

@@ -734,11 +734,12 @@ fn index_dir(work: &Path, setting: Setting, group: &Group, f: FeatureSet) -> Pat
 }
 
 /// The anonymized copy of a project (neutral names, comments removed, lines kept), made
-/// once under `<work>/renamed/<project>`.
+/// once under `<work>/renamed/<project>` per anonymizer revision.
 pub fn renamed_root(work: &Path, project: &str, root: &Path) -> Result<PathBuf, AlgoError> {
     let out = work.join("renamed").join(project);
     let done = out.join(".done");
-    if done.is_file() {
+    let stamp = format!("anonymizer {}\n", crate::anonymize::REVISION);
+    if std::fs::read_to_string(&done).is_ok_and(|d| d.starts_with(&stamp)) {
         return Ok(out.join("src"));
     }
     let src = out.join("src");
@@ -758,7 +759,7 @@ pub fn renamed_root(work: &Path, project: &str, root: &Path) -> Result<PathBuf, 
         }
         std::fs::write(&dest, &f.text).map_err(io(&dest))?;
     }
-    std::fs::write(&done, format!("{} files\n", a.files.len())).map_err(io(&done))?;
+    std::fs::write(&done, format!("{stamp}{} files\n", a.files.len())).map_err(io(&done))?;
     std::fs::canonicalize(&src).map_err(io(&src))
 }
 

@@ -32,14 +32,14 @@ fn ts_language(lang: Lang) -> tree_sitter::Language {
 
 /// Parses `src` as `lang`. tree-sitter only fails on cancellation or a missing language,
 /// neither of which happens here, so `None` is reported as an unparsable file.
-fn parse(lang: Lang, src: &str) -> Option<Tree> {
+pub(crate) fn parse(lang: Lang, src: &str) -> Option<Tree> {
     let mut parser = Parser::new();
     parser.set_language(&ts_language(lang)).ok()?;
     parser.parse(src, None)
 }
 
 /// Number of ERROR and MISSING nodes: regions tree-sitter had to recover from.
-fn error_regions(tree: &Tree) -> u32 {
+pub(crate) fn error_regions(tree: &Tree) -> u32 {
     fn walk(n: tree_sitter::Node, acc: &mut u32) {
         if n.is_error() || n.is_missing() {
             *acc += 1;
@@ -68,31 +68,34 @@ pub struct ParsedFile {
     pub error_regions: u32,
 }
 
-/// Parses one file and builds its functions' CFGs. `file` is the id nodes will carry.
-/// A `.h` file is parsed as C, and as C++ when C leaves error regions that C++ does not.
-pub fn parse_file(path: &Path, src: &str, file: u32) -> Option<ParsedFile> {
-    let mut lang = lang_of(path)?;
-    let mut tree = parse(lang, src)?;
-    let mut errors = error_regions(&tree);
-    let is_h = path.extension().and_then(|e| e.to_str()).is_some_and(|e| e.eq_ignore_ascii_case("h"));
-    // A header with C++-only syntax is C++ even when both parsers give up on it (lemon's
-    // templates with `#ifdef` in their heads leave one ERROR region in either).
+/// Parses `src` in the language its path gives (`is_h`: a `.h` file), and picks C or C++
+/// for a header: C++ where it uses C++-only syntax, even when both parsers give up on it
+/// (lemon's templates with `#ifdef` in their heads leave one ERROR region in either), or
+/// where C leaves error regions that C++ does not. Returns the language, the tree and its
+/// error regions.
+pub(crate) fn parse_source(lang: Lang, is_h: bool, src: &str) -> Option<(Lang, Tree, u32)> {
     if is_h && looks_cpp(src) {
-        if let Some(t) = parse(Lang::Cpp, src) {
-            lang = Lang::Cpp;
-            errors = error_regions(&t);
-            tree = t;
-        }
-    } else if is_h && errors > 0 {
+        let t = parse(Lang::Cpp, src)?;
+        let e = error_regions(&t);
+        return Some((Lang::Cpp, t, e));
+    }
+    let tree = parse(lang, src)?;
+    let errors = error_regions(&tree);
+    if is_h && errors > 0 {
         if let Some(t) = parse(Lang::Cpp, src) {
             let e = error_regions(&t);
             if e < errors {
-                lang = Lang::Cpp;
-                tree = t;
-                errors = e;
+                return Some((Lang::Cpp, t, e));
             }
         }
     }
+    Some((lang, tree, errors))
+}
+
+/// Parses one file and builds its functions' CFGs. `file` is the id nodes will carry.
+pub fn parse_file(path: &Path, src: &str, file: u32) -> Option<ParsedFile> {
+    let is_h = path.extension().and_then(|e| e.to_str()).is_some_and(|e| e.eq_ignore_ascii_case("h"));
+    let (lang, tree, errors) = parse_source(lang_of(path)?, is_h, src)?;
     let (functions, unit) = functions::build_all(lang, &tree, src, file);
     Some(ParsedFile {
         lang,
