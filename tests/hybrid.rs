@@ -77,16 +77,21 @@ fn floyd_warshall_in_igraph_as_is_and_renamed() {
     }
 }
 
+/// A few files of a project copied into `into`: a slice small enough to index in seconds.
+fn copy_slice(from: &Path, files: &[&str], into: &Path) -> PathBuf {
+    std::fs::create_dir(into).unwrap();
+    for f in files {
+        std::fs::copy(from.join(f), into.join(f)).unwrap();
+    }
+    into.to_path_buf()
+}
+
 /// commons-lang3's StringUtils: Levenshtein distance among hundreds of string helpers.
 #[test]
 fn edit_distance_in_commons_lang3_as_is_and_renamed() {
     let src = fetch("libcommons-lang3-java").unwrap().join("src/main/java/org/apache/commons/lang3");
     let tmp = tempfile::tempdir().unwrap();
-    let slice = tmp.path().join("lang3");
-    std::fs::create_dir(&slice).unwrap();
-    for f in ["StringUtils.java", "ArrayUtils.java", "CharSequenceUtils.java"] {
-        std::fs::copy(src.join(f), slice.join(f)).unwrap();
-    }
+    let slice = copy_slice(&src, &["StringUtils.java", "ArrayUtils.java", "CharSequenceUtils.java"], &tmp.path().join("lang3"));
     let renamed = renamed_root(tmp.path(), "lang3", &slice).unwrap();
     let enc = encoder();
     // getLevenshteinDistance(CharSequence, CharSequence), bench/algo/truth.json.
@@ -115,11 +120,8 @@ fn edit_distance_in_commons_lang3_as_is_and_renamed() {
 fn heapsort_in_igraph_is_one_compact_fragment() {
     let core = fetch("igraph").unwrap().join("src/core");
     let tmp = tempfile::tempdir().unwrap();
-    let slice = tmp.path().join("core");
-    std::fs::create_dir(&slice).unwrap();
-    for f in ["indheap.c", "indheap.h", "cutheap.c", "cutheap.h", "buckets.c", "buckets.h", "dqueue.c", "psumtree.c"] {
-        std::fs::copy(core.join(f), slice.join(f)).unwrap();
-    }
+    let files = ["indheap.c", "indheap.h", "cutheap.c", "cutheap.h", "buckets.c", "buckets.h", "dqueue.c", "psumtree.c"];
+    let slice = copy_slice(&core, &files, &tmp.path().join("core"));
     let enc = encoder();
     let mut idx = build(&[slice], &tmp.path().join("index"), &enc);
     let frags = search(&mut idx, &enc, &query("heapsort.txt"), Method::Hybrid).unwrap();
