@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 /// Feature names, in the order of a candidate's feature vector.
-pub const FEATURES: [&str; 25] = [
+pub const FEATURES: [&str; 27] = [
     "lex",
     "lex_rr",
     "name",
@@ -38,6 +38,8 @@ pub const FEATURES: [&str; 25] = [
     "spread",
     "flow",
     "tok_seq",
+    "recursion_both",
+    "tok_align_rr_unnamed",
 ];
 pub const N_FEATURES: usize = FEATURES.len();
 
@@ -47,9 +49,9 @@ pub const GROUPS: [(&str, &[&str]); 6] = [
     ("lexical", &["lex", "lex_rr", "name", "comment_name"]),
     ("dense", &["dense", "dense_rr"]),
     ("beryllium", &["beryllium", "beryllium_rr"]),
-    ("structure", &["align", "align_rel", "profile", "depth_match", "loops_diff", "recursion", "density", "profile_rr", "flow"]),
+    ("structure", &["align", "align_rel", "profile", "depth_match", "loops_diff", "recursion", "density", "profile_rr", "flow", "recursion_both"]),
     ("fragment", &["size", "size2", "grown", "test_path", "spread"]),
-    ("tokens", &["tok_align", "tok_bag", "tok_seq"]),
+    ("tokens", &["tok_align", "tok_bag", "tok_seq", "tok_align_rr_unnamed"]),
 ];
 
 #[derive(Debug, Error)]
