@@ -895,6 +895,7 @@ pub fn run(cfg: &RunConfig) -> Result<AlgoReport, AlgoError> {
                                         spans,
                                         hit,
                                         touches,
+                                        copy: c.copy,
                                     }
                                 })
                                 .collect();

@@ -22,6 +22,9 @@ pub struct PoolCand {
     pub hit: bool,
     /// Touches an entry, whatever its size.
     pub touches: bool,
+    /// `Candidate::copy`: equal nonzero keys are the same code under other names.
+    #[serde(default)]
+    pub copy: u64,
 }
 
 /// The candidates of one query (algorithm × index group).
@@ -97,6 +100,9 @@ pub fn fit(pools: &[&Pool], v: Variant) -> Ranker {
 }
 
 /// Candidate indices in ranked order, leaving out each that [`duplicate`]s a better one.
+/// A copy of a better one is folded into it as `hybrid::rank` does: the group keeps the
+/// better one's place and stands for all its copies, so it is listed by the first copy
+/// that hits, if one does.
 pub fn order(p: &Pool, v: Variant, r: &Ranker) -> Vec<usize> {
     let mut scored: Vec<(f32, usize)> = p
         .cands
@@ -112,17 +118,26 @@ pub fn order(p: &Pool, v: Variant, r: &Ranker) -> Vec<usize> {
         })
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    let mut kept: Vec<usize> = Vec::new();
+    let (mut kept, mut shown): (Vec<usize>, Vec<usize>) = (Vec::new(), Vec::new());
+    let grown = |i: usize| p.cands[i].x.get(GROWN).is_some_and(|g| *g != 0.0);
     for (_, i) in scored {
-        let grown = |i: usize| p.cands[i].x.get(GROWN).is_some_and(|g| *g != 0.0);
-        if !kept.iter().any(|&k| duplicate(&p.cands[k].keys, grown(k), &p.cands[i].keys, grown(i))) {
-            kept.push(i);
-            if kept.len() >= super::algo::MAX_RANK {
-                break;
+        if kept.iter().any(|&k| duplicate(&p.cands[k].keys, grown(k), &p.cands[i].keys, grown(i))) {
+            continue;
+        }
+        let c = &p.cands[i];
+        if let Some(g) = kept.iter().position(|&k| c.copy != 0 && p.cands[k].copy == c.copy) {
+            if c.hit && !p.cands[shown[g]].hit {
+                shown[g] = i;
             }
+            continue;
+        }
+        kept.push(i);
+        shown.push(i);
+        if kept.len() >= super::algo::MAX_RANK {
+            break;
         }
     }
-    kept
+    shown
 }
 
 /// Folds of algorithms: sorted names dealt round-robin into `k` folds.
@@ -204,7 +219,7 @@ mod tests {
         let mut x = vec![0f32; N_FEATURES];
         x[0] = x0;
         x[8] = (f % 3) as f32;
-        PoolCand { x, found: 1, keys: vec![(f, 1, 10)], spans: Vec::new(), hit, touches: hit }
+        PoolCand { x, found: 1, keys: vec![(f, 1, 10)], spans: Vec::new(), hit, touches: hit, copy: 0 }
     }
 
     #[test]
@@ -249,5 +264,32 @@ mod tests {
         let v = Variant { without: Some("lexical") };
         assert!(order(&p, v, &r).is_empty(), "every candidate came from the lexical retriever only");
         assert_eq!(Variant::all().len(), 7);
+    }
+
+    #[test]
+    fn copies_keep_the_best_place_and_hit_when_any_copy_does() {
+        let copy = |x0: f32, hit: bool, f: u32, key: u64| PoolCand { copy: key, ..cand(x0, hit, f) };
+        let p = Pool {
+            algorithm: "a".into(),
+            group: "g".into(),
+            setting: "one".into(),
+            cands: vec![copy(1.0, false, 1, 7), copy(0.9, false, 2, 0), copy(0.8, false, 3, 7), copy(0.7, true, 4, 7), copy(0.6, false, 5, 9)],
+        };
+        // Scored by feature 0 alone, so the order is that of x0.
+        let mut weights = vec![0f32; N_FEATURES];
+        weights[0] = 1.0;
+        let r = Ranker {
+            features: crate::search::ranker::FEATURES.iter().map(|f| f.to_string()).collect(),
+            mean: vec![0.0; N_FEATURES],
+            scale: vec![1.0; N_FEATURES],
+            weights,
+            bias: 0.0,
+        };
+        let o = order(&p, Variant { without: None }, &r);
+        // 1, 3 and 4 are one group at 1's place, shown by 4, the copy that hits.
+        assert_eq!(o, vec![3, 1, 4], "{o:?}");
+        // Key 0 is no key: two candidates without one are never copies.
+        let none = Pool { cands: vec![copy(1.0, false, 1, 0), copy(0.9, true, 2, 0)], ..p.clone() };
+        assert_eq!(order(&none, Variant { without: None }, &r), vec![0, 1]);
     }
 }

@@ -7,6 +7,8 @@ use std::fmt::Write as _;
 
 /// Version of the JSON output; bumped on any incompatible change.
 pub const JSON_SCHEMA: u32 = 1;
+/// Copies of a fragment named in the text report; JSON has them all.
+const SHOWN_COPIES: usize = 3;
 
 struct Paint {
     on: bool,
@@ -87,6 +89,19 @@ pub fn text(r: &SearchResult, color: bool) -> String {
                 s.function,
                 p.dim(&format!("({tag}matched lines {}-{}, function {}-{})", s.lines.0, s.lines.1, s.function_lines.0, s.function_lines.1))
             );
+        }
+        for s in f.copies.iter().take(SHOWN_COPIES) {
+            let _ = writeln!(
+                out,
+                "{}:{}: {} {}",
+                p.path(&s.path),
+                p.line(&s.lines.0.to_string()),
+                s.function,
+                p.dim(&format!("(a copy: the same code, names aside, lines {}-{})", s.lines.0, s.lines.1))
+            );
+        }
+        if f.copies.len() > SHOWN_COPIES {
+            let _ = writeln!(out, "{}", p.dim(&format!("… and {} more copies (--json lists them)", f.copies.len() - SHOWN_COPIES)));
         }
         for r in &f.reasons {
             let _ = writeln!(out, "    {}", p.dim(&format!("why: {r}")));
@@ -200,6 +215,9 @@ h2{font-size:15px;margin:.3em 0}.path{color:#7a2a8a;font-family:monospace}.meta{
         }
         for s in &f.apart {
             let _ = write!(out, "<div class=\"path\">{}:{} — {} (called, defined apart)</div>", esc(&s.path), s.lines.0, esc(&s.function));
+        }
+        for s in &f.copies {
+            let _ = write!(out, "<div class=\"path\">{}:{} — {} (a copy: the same code, names aside)</div>", esc(&s.path), s.lines.0, esc(&s.function));
         }
         out.push_str("</div></div></div>");
     }

@@ -216,6 +216,10 @@ pub struct Candidate {
     pub alignment: Alignment,
     /// (function, shape node) of each node of the code tree the alignment used.
     origins: Vec<(u32, u16)>,
+    /// [`Tree::copy_key`] of its code: equal keys are the same code under other names.
+    pub copy: u64,
+    /// Where lower-ranked copies of it start ([`rank`] folds them in).
+    pub copies: Vec<CandSpan>,
     pub score: f32,
 }
 
@@ -426,9 +430,10 @@ pub fn candidates(index: &mut Index, encs: &TextEncoders, q: &Query, opts: &Hybr
             x[23] = flow_agreement(&q.tree, &tree, &a);
             x[24] = sequence_agreement(&q.tree, &tree);
             let origins = tree.nodes.iter().map(|n| n.origin).collect();
+            let copy = tree.copy_key();
             // Signals read the whole fragment; the reader gets it compact.
             let (spans, apart) = compact(spans);
-            out.push(Candidate { function: f, grown, spans, apart, x, found, ranks: rk, alignment: a, origins, score: 0.0 });
+            out.push(Candidate { function: f, grown, spans, apart, x, found, ranks: rk, alignment: a, origins, copy, copies: Vec::new(), score: 0.0 });
         }
     }
     lap("pool", &mut t);
@@ -579,7 +584,8 @@ impl Candidate {
 }
 
 /// Scores candidates with `ranker`, best first, dropping each that [`duplicate`]s a
-/// better one.
+/// better one and folding each that is a copy of a better one (the same code under
+/// other names, as type-specialized libraries write it) into that one's `copies`.
 pub fn rank(cands: &mut Vec<Candidate>, ranker: &Ranker, top: usize) {
     for c in cands.iter_mut() {
         c.score = ranker.score(&c.x);
@@ -592,12 +598,17 @@ pub fn rank(cands: &mut Vec<Candidate>, ranker: &Ranker, top: usize) {
     let mut seen: Vec<(Vec<(u32, u32, u32)>, bool)> = Vec::new();
     for c in cands.drain(..) {
         let keys = c.keys();
-        if !seen.iter().any(|(k, g)| duplicate(k, *g, &keys, c.grown)) {
-            seen.push((keys, c.grown));
-            kept.push(c);
-            if kept.len() >= top {
-                break;
-            }
+        if seen.iter().any(|(k, g)| duplicate(k, *g, &keys, c.grown)) {
+            continue;
+        }
+        if let Some(orig) = kept.iter_mut().find(|k| c.copy != 0 && k.copy == c.copy) {
+            orig.copies.extend(c.spans.into_iter().take(1));
+            continue;
+        }
+        seen.push((keys, c.grown));
+        kept.push(c);
+        if kept.len() >= top {
+            break;
         }
     }
     *cands = kept;
@@ -636,6 +647,9 @@ fn describe(c: &Candidate, q: &Query, function: &str) -> Vec<String> {
     }
     if f("beryllium") > 0.0 {
         r.push(format!("beryllium: a node group covers {:.0}% of the query", 100.0 * f("beryllium")));
+    }
+    if !c.copies.is_empty() {
+        r.push(format!("copies: the same code, names aside, in {} more place(s), listed after it", c.copies.len()));
     }
     if c.grown {
         let n = c.spans.len() + c.apart.len() - 1;
@@ -690,6 +704,7 @@ fn to_fragments(index: &Index, q: &Query, cands: &[Candidate]) -> Result<Vec<Fra
         };
         let spans = c.spans.iter().map(&mut span).collect::<Result<Vec<_>, _>>()?;
         let apart = c.apart.iter().map(&mut span).collect::<Result<Vec<_>, _>>()?;
+        let copies = c.copies.iter().map(&mut span).collect::<Result<Vec<_>, _>>()?;
         // The name signal read the root, which may be among the spans set apart.
         let name = rows.function(c.function)?.qualified.clone();
         out.push(Fragment {
@@ -701,6 +716,7 @@ fn to_fragments(index: &Index, q: &Query, cands: &[Candidate]) -> Result<Vec<Fra
             distance: 0,
             spans,
             apart,
+            copies,
             matches,
             reasons: describe(c, q, &name),
         });
@@ -724,6 +740,7 @@ fn function_fragments(index: &Index, list: &[(u32, f32)], why: &dyn Fn(usize, f3
             distance: 0,
             spans: vec![Span { path, function_id: f, function: row.qualified, function_lines: row.lines, lines: row.lines, nodes: 0 }],
             apart: Vec::new(),
+            copies: Vec::new(),
             matches: Vec::new(),
             reasons: vec![why(rank, s)],
         });

@@ -103,6 +103,10 @@ pub struct Fragment {
     /// with the fragment, not part of its lines.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub apart: Vec<Span>,
+    /// The same code under other names elsewhere (hybrid search): lower-ranked copies
+    /// folded into this fragment.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub copies: Vec<Span>,
     pub matches: Vec<LineMatch>,
     /// Why it matched, one signal each (hybrid and the single-signal methods).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -253,6 +257,7 @@ pub fn natural(index: &mut Index, encs: &TextEncoders, query: &str, opts: &Searc
             distance: 0,
             spans: vec![Span { path: file.path.clone(), function_id: fid as u32, function: f.qualified.clone(), function_lines: f.lines, lines: f.lines, nodes: 0 }],
             apart: Vec::new(),
+            copies: Vec::new(),
             matches: vec![LineMatch {
                 query_node: 0,
                 query_lines: qn.lines,
@@ -406,6 +411,7 @@ fn fragments(index: &mut Index, qv: QueryVectors, opts: &SearchOptions, mode: &s
             distance: c.distance,
             spans,
             apart: Vec::new(),
+            copies: Vec::new(),
             matches,
             reasons: Vec::new(),
         });

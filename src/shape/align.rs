@@ -13,6 +13,10 @@
 //! No name, no identifier and no literal takes part.
 
 use super::{Role, Shape, Subscripts};
+use std::hash::{Hash, Hasher};
+
+/// Fewest written statements for two trees to be copies ([`Tree::copy_key`]).
+pub const MIN_COPY_STATEMENTS: usize = 3;
 
 /// Cost of matching one level deeper than the structure says.
 const DECAY: f32 = 0.9;
@@ -81,6 +85,22 @@ impl Tree {
             }
         }
         top
+    }
+
+    /// What copies of the same code share, names and place aside: a hash of every
+    /// node's role, operators, subscripts, token sketch, data flow and nesting; 0 for a
+    /// tree of fewer than [`MIN_COPY_STATEMENTS`] written statements, too small to call
+    /// two alike copies.
+    pub fn copy_key(&self) -> u64 {
+        if self.nodes.iter().filter(|n| n.sig != 0).count() < MIN_COPY_STATEMENTS {
+            return 0;
+        }
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        for n in &self.nodes {
+            (n.role, n.ops, n.sub.to_bytes(), n.sig, n.flow, &n.children, n.inline_depth).hash(&mut h);
+        }
+        self.top.hash(&mut h);
+        h.finish().max(1)
     }
 
     /// Sum of node weights: the score of a perfect self-alignment.
@@ -477,6 +497,28 @@ mod tests {
             (Role::Loop, 1, REL, "j <= n"),
             (Role::Statement, 2, [1, 0, 4, 0, 0, 0, 0], "d[i][j] = min(d[i][j], d[i][k] + d[k][j])"),
         ])
+    }
+
+    #[test]
+    fn copies_share_a_key_whatever_their_names() {
+        let euclid = |a: &str, b: &str, t: &str| {
+            shape(&[
+                (Role::Loop, TOP, REL, &format!("{b} != 0")),
+                (Role::Statement, 0, NONE, &format!("{t} = {b}")),
+                (Role::Statement, 0, [0, 0, 0, 1, 0, 0, 0], &format!("{b} = {a} % {b}")),
+                (Role::Statement, 0, NONE, &format!("{a} = {t}")),
+            ])
+        };
+        let key = |s: &Shape| tree(s).copy_key();
+        assert_ne!(key(&euclid("a", "b", "t")), 0);
+        assert_eq!(key(&euclid("a", "b", "t")), key(&euclid("x", "y", "tmp")));
+        // Another statement, or another nesting, is other code.
+        assert_ne!(key(&euclid("a", "b", "t")), key(&triple_loop()));
+        let mut flat = euclid("a", "b", "t");
+        flat.nodes[3].parent = TOP;
+        assert_ne!(key(&euclid("a", "b", "t")), key(&flat));
+        // Too few statements to tell copies from code that merely looks alike.
+        assert_eq!(key(&shape(&[(Role::Statement, TOP, ADD, "s = s + x"), (Role::Return, TOP, NONE, "return s")])), 0);
     }
 
     #[test]
