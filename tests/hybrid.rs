@@ -164,3 +164,31 @@ fn thin_queries_give_results_or_a_clear_error() {
     let bad = search(&mut idx, &enc, "FOO(A)\n    $x = $ y $\n", Method::Hybrid).unwrap_err();
     assert!(matches!(bad, SearchError::Pcode(_)), "{bad}");
 }
+
+/// colt writes each list class once per element type: `binarySearchFromTo` is the same
+/// code in AbstractIntList, AbstractLongList, AbstractDoubleList, … under other type
+/// names. Those copies come as one fragment that names the others, not as ten results.
+#[test]
+fn type_specialized_copies_of_binary_search_in_colt_are_one_fragment() {
+    let list = fetch("libcolt-free-java").unwrap().join("src/cern/colt/list");
+    let tmp = tempfile::tempdir().unwrap();
+    let kinds = ["Int", "Long", "Short", "Byte", "Double", "Float", "Char"];
+    let files: Vec<String> = kinds.iter().map(|k| format!("Abstract{k}List.java")).collect();
+    let slice = copy_slice(&list, &files.iter().map(String::as_str).collect::<Vec<_>>(), &tmp.path().join("list"));
+    let enc = encoder();
+    let mut idx = build(&[slice], &tmp.path().join("index"), &enc);
+    let frags = search(&mut idx, &enc, &query("binary-search.p"), Method::Hybrid).unwrap();
+    let is_search = |s: &beryl::search::Span| s.function.ends_with("binarySearchFromTo");
+    let top = &frags[0];
+    assert!(is_search(&top.spans[0]), "{:?}", top.spans[0]);
+    assert!(top.copies.len() >= 2 && top.copies.iter().all(is_search), "copies: {:?}", top.copies);
+    assert!(top.copies.iter().all(|c| c.path != top.spans[0].path), "a copy is in another file");
+    assert!(top.reasons.iter().any(|r| r.starts_with("copies:")), "{:?}", top.reasons);
+    // Every binarySearchFromTo is reported once: as a fragment or as a copy of one.
+    let mut seen: Vec<&str> = frags.iter().flat_map(|f| f.spans.iter().take(1).chain(&f.copies)).filter(|s| is_search(s)).map(|s| s.path.as_str()).collect();
+    let n = seen.len();
+    seen.sort_unstable();
+    seen.dedup();
+    assert_eq!(seen.len(), n, "a binarySearchFromTo listed twice");
+    assert_eq!(n, kinds.len(), "{seen:?}");
+}
