@@ -184,6 +184,13 @@ fn type_specialized_copies_of_binary_search_in_colt_are_one_fragment() {
     assert!(top.copies.len() >= 2 && top.copies.iter().all(is_search), "copies: {:?}", top.copies);
     assert!(top.copies.iter().all(|c| c.path != top.spans[0].path), "a copy is in another file");
     assert!(top.reasons.iter().any(|r| r.starts_with("copies:")), "{:?}", top.reasons);
+    // Asking for one result lists the same copies: the rest of the pool is read for them.
+    let ranker = Ranker::load(&Ranker::default_path()).unwrap();
+    let opts = SearchOptions { top: 1, ..SearchOptions::default() };
+    let clf = || Classifier::load(&Classifier::default_path());
+    let first = hybrid::search(&mut idx, &enc, &query("binary-search.p"), Path::new("query"), clf, &opts, Method::Hybrid, Some(&ranker)).unwrap();
+    assert_eq!(first.fragments.len(), 1);
+    assert_eq!(first.fragments[0].copies.len(), top.copies.len(), "copies depend on --top");
     // Every binarySearchFromTo is reported once: as a fragment or as a copy of one.
     let mut seen: Vec<&str> = frags.iter().flat_map(|f| f.spans.iter().take(1).chain(&f.copies)).filter(|s| is_search(s)).map(|s| s.path.as_str()).collect();
     let n = seen.len();

@@ -131,10 +131,9 @@ pub fn order(p: &Pool, v: Variant, r: &Ranker) -> Vec<usize> {
             }
             continue;
         }
-        kept.push(i);
-        shown.push(i);
-        if kept.len() >= super::algo::MAX_RANK {
-            break;
+        if kept.len() < super::algo::MAX_RANK {
+            kept.push(i);
+            shown.push(i);
         }
     }
     shown

@@ -79,26 +79,12 @@ pub fn text(r: &SearchResult, color: bool) -> String {
                 f.distance
             ))
         );
-        let tagged = f.spans.iter().map(|s| ("", s)).chain(f.apart.iter().map(|s| ("called, defined apart: ", s)));
-        for (tag, s) in tagged {
-            let _ = writeln!(
-                out,
-                "{}:{}: {} {}",
-                p.path(&s.path),
-                p.line(&s.lines.0.to_string()),
-                s.function,
-                p.dim(&format!("({tag}matched lines {}-{}, function {}-{})", s.lines.0, s.lines.1, s.function_lines.0, s.function_lines.1))
-            );
-        }
-        for s in f.copies.iter().take(SHOWN_COPIES) {
-            let _ = writeln!(
-                out,
-                "{}:{}: {} {}",
-                p.path(&s.path),
-                p.line(&s.lines.0.to_string()),
-                s.function,
-                p.dim(&format!("(a copy: the same code, names aside, lines {}-{})", s.lines.0, s.lines.1))
-            );
+        let matched = |tag: &str, s: &crate::search::Span| format!("{tag}matched lines {}-{}, function {}-{}", s.lines.0, s.lines.1, s.function_lines.0, s.function_lines.1);
+        let notes = f.spans.iter().map(|s| (s, matched("", s))).chain(f.apart.iter().map(|s| (s, matched("called, defined apart: ", s)))).chain(
+            f.copies.iter().take(SHOWN_COPIES).map(|s| (s, format!("a copy: the same code, names aside, lines {}-{}", s.lines.0, s.lines.1))),
+        );
+        for (s, note) in notes {
+            let _ = writeln!(out, "{}:{}: {} {}", p.path(&s.path), p.line(&s.lines.0.to_string()), s.function, p.dim(&format!("({note})")));
         }
         if f.copies.len() > SHOWN_COPIES {
             let _ = writeln!(out, "{}", p.dim(&format!("… and {} more copies (--json lists them)", f.copies.len() - SHOWN_COPIES)));

@@ -605,10 +605,10 @@ pub fn rank(cands: &mut Vec<Candidate>, ranker: &Ranker, top: usize) {
             orig.copies.extend(c.spans.into_iter().take(1));
             continue;
         }
-        seen.push((keys, c.grown));
-        kept.push(c);
-        if kept.len() >= top {
-            break;
+        // Once full, the rest are read only for copies of what is kept.
+        if kept.len() < top {
+            seen.push((keys, c.grown));
+            kept.push(c);
         }
     }
     *cands = kept;
@@ -649,7 +649,7 @@ fn describe(c: &Candidate, q: &Query, function: &str) -> Vec<String> {
         r.push(format!("beryllium: a node group covers {:.0}% of the query", 100.0 * f("beryllium")));
     }
     if !c.copies.is_empty() {
-        r.push(format!("copies: the same code, names aside, in {} more place(s), listed after it", c.copies.len()));
+        r.push(format!("copies: the same code, names aside, in {} more place(s), listed with it", c.copies.len()));
     }
     if c.grown {
         let n = c.spans.len() + c.apart.len() - 1;
