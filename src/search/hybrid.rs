@@ -447,23 +447,25 @@ pub fn candidates(index: &mut Index, encs: &TextEncoders, q: &Query, opts: &Hybr
     }
     // Rank of the profile in the pool: where names say nothing (renamed code), the few
     // closest profiles matter more than the profile's value (renamed pool MRR 0.206 -> 0.249).
-    let mut by_profile: Vec<usize> = (0..out.len()).collect();
-    by_profile.sort_by(|&a, &b| out[b].x[10].total_cmp(&out[a].x[10]).then(a.cmp(&b)));
-    for (r, &i) in by_profile.iter().enumerate() {
-        out[i].x[21] = 1.0 / (1.0 + r as f32);
-    }
+    pool_rank(&mut out, 10, 21);
     // Where no candidate's name or comment carries the query's procedure name (renamed
     // or tersely named code), the closest token matches in the pool stand out; elsewhere
     // names do that and this stays 0 (renamed pool MRR 0.248 -> 0.278, docs/eval/algo.md).
     let unnamed = max_of(2, &out) <= 0.0 && max_of(3, &out) <= 0.0;
     if unnamed {
-        let mut by_tokens: Vec<usize> = (0..out.len()).collect();
-        by_tokens.sort_by(|&a, &b| out[b].x[19].total_cmp(&out[a].x[19]).then(a.cmp(&b)));
-        for (r, &i) in by_tokens.iter().enumerate() {
-            out[i].x[26] = 1.0 / (1.0 + r as f32);
-        }
+        pool_rank(&mut out, 19, 26);
     }
     Ok(out)
+}
+
+/// Sets feature `to` of every candidate to 1/(1 + rank) of its feature `from` in the pool
+/// (highest first; ties in pool order).
+fn pool_rank(out: &mut [Candidate], from: usize, to: usize) {
+    let mut order: Vec<usize> = (0..out.len()).collect();
+    order.sort_by(|&a, &b| out[b].x[from].total_cmp(&out[a].x[from]).then(a.cmp(&b)));
+    for (r, &i) in order.iter().enumerate() {
+        out[i].x[to] = 1.0 / (1.0 + r as f32);
+    }
 }
 
 /// Tests, examples, demos and benchmarks: code that uses an algorithm more often than it
