@@ -199,3 +199,26 @@ fn type_specialized_copies_of_binary_search_in_colt_are_one_fragment() {
     assert_eq!(seen.len(), n, "a binarySearchFromTo listed twice");
     assert_eq!(n, kinds.len(), "{seen:?}");
 }
+
+/// Iterative code against recursive pseudocode, with names gone: graphviz's heap in
+/// neatogen sifts down in a loop where MAX-HEAPIFY calls itself, and glpk's gcd loops
+/// where EUCLID recurses. The query's tail calls read as loops find both.
+#[test]
+fn recursive_queries_find_iterative_code_when_renamed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let enc = encoder();
+    let cases = [
+        ("graphviz", "lib/neatogen", &["dijkstra.c", "dijkstra.h", "heap.c", "heap.h", "bfs.c", "kkutils.c", "matrix_ops.c", "conjgrad.c"][..], "heapsort.txt", "dijkstra.c", &[(59, 78), (97, 116)][..]),
+        ("glpk", "src/misc", &["gcd.c", "fp2rat.c", "bignum.c", "str2int.c", "rng.c", "round2n.c", "spm.c", "triang.c"][..], "euclid-gcd.txt", "gcd.c", &[(50, 56)][..]),
+    ];
+    for (pkg, dir, files, q, file, truth) in cases {
+        let slice = copy_slice(&fetch(pkg).unwrap().join(dir), files, &tmp.path().join(pkg));
+        let renamed = renamed_root(tmp.path(), &format!("{pkg}-renamed"), &slice).unwrap();
+        let mut idx = build(&[renamed], &tmp.path().join(format!("index-{pkg}")), &enc);
+        let frags = search(&mut idx, &enc, &query(q), Method::Hybrid).unwrap();
+        let rank = truth.iter().filter_map(|&l| hit_rank(&frags, file, l)).min();
+        assert!(rank.is_some_and(|r| r <= 3), "{pkg}: {q} at {rank:?}");
+        let hit = &frags[rank.unwrap() - 1];
+        assert!(hit.reasons.iter().any(|r| r.contains("written as a loop")), "{pkg}: {:?}", hit.reasons);
+    }
+}

@@ -106,6 +106,9 @@ pub struct Query {
     /// The main procedure with the procedures it calls hung under their calls.
     pub tree: Tree,
     pub profile: Profile,
+    /// The same with tail calls to itself written as loops ([`Shape::tail_call_as_loop`]),
+    /// where a procedure of the tree has one: code is as often written that way.
+    pub looped: Option<(Tree, Profile)>,
     /// Lines of the query's statements.
     pub lines: u32,
 }
@@ -142,7 +145,6 @@ impl Query {
         let mut nodes = Vec::new();
         let mut node_of = HashMap::new();
         let mut lines = BTreeSet::new();
-        let mut profile = Profile::default();
         for (p, s) in shapes.iter().enumerate() {
             let entry = icfg.functions[p].entry.index();
             for (k, n) in s.nodes.iter().enumerate() {
@@ -152,19 +154,9 @@ impl Query {
                 node_of.insert((p as u32, k as u16), nodes.len());
                 nodes.push(QueryNode { id: nodes.len(), kind: w.kind.name().into(), lines: ls, text: w.text.clone() });
             }
-            let sp = s.profile();
-            profile.nodes += sp.nodes;
-            profile.loops += sp.loops;
-            profile.depth = profile.depth.max(sp.depth);
-            profile.branches += sp.branches;
-            profile.returns += sp.returns;
-            profile.calls += sp.calls;
-            for i in 0..7 {
-                profile.ops[i] += sp.ops[i];
-            }
-            profile.sub.add(sp.sub);
-            profile.recursive |= sp.recursive;
         }
+        let profile = profile_of(&shapes);
+        let looped = looped_form(&icfg, &shapes, main as u32);
         if nodes.is_empty() {
             return Err(SearchError::EmptyQuery);
         }
@@ -181,9 +173,64 @@ impl Query {
             shapes,
             tree,
             profile,
+            looped,
             lines: lines.len().max(1) as u32,
         })
     }
+}
+
+impl Query {
+    /// The form of the query a candidate was aligned with.
+    pub fn form_of(&self, c: &Candidate) -> (&Tree, &Profile) {
+        match &self.looped {
+            Some((t, p)) if c.looped => (t, p),
+            _ => (&self.tree, &self.profile),
+        }
+    }
+}
+
+/// The summary numbers of a query: all its procedures together.
+fn profile_of(shapes: &[Shape]) -> Profile {
+    let mut profile = Profile::default();
+    for s in shapes {
+        let sp = s.profile();
+        profile.nodes += sp.nodes;
+        profile.loops += sp.loops;
+        profile.depth = profile.depth.max(sp.depth);
+        profile.branches += sp.branches;
+        profile.returns += sp.returns;
+        profile.calls += sp.calls;
+        for i in 0..7 {
+            profile.ops[i] += sp.ops[i];
+        }
+        profile.sub.add(sp.sub);
+        profile.recursive |= sp.recursive;
+    }
+    profile
+}
+
+/// The main tree and profile with every tail-recursive procedure as a loop; `None` when
+/// the main tree holds none. Tree nodes keep the origins of the written procedures.
+fn looped_form(icfg: &Icfg, shapes: &[Shape], main: u32) -> Option<(Tree, Profile)> {
+    let mut alt = shapes.to_vec();
+    let mut origs: HashMap<u32, Vec<u16>> = HashMap::new();
+    for (p, s) in shapes.iter().enumerate() {
+        if let Some((t, orig)) = s.tail_call_as_loop(&Shape::self_calls(icfg, p as u32)) {
+            alt[p] = t;
+            origs.insert(p as u32, orig);
+        }
+    }
+    let get = |p: u32| alt.get(p as usize).cloned();
+    let mut tree = Tree::build(main, &get, 2, 500);
+    if !tree.nodes.iter().any(|n| origs.contains_key(&n.origin.0)) {
+        return None;
+    }
+    for n in &mut tree.nodes {
+        if let Some(o) = origs.get(&n.origin.0) {
+            n.origin.1 = o[n.origin.1 as usize];
+        }
+    }
+    Some((tree, profile_of(&alt)))
 }
 
 /// One span of a candidate fragment.
@@ -214,6 +261,8 @@ pub struct Candidate {
     /// Ranks in each retriever (0-based), where it returned the function.
     pub ranks: [Option<u32>; 4],
     pub alignment: Alignment,
+    /// The alignment is with the query's looped form ([`Query::looped`]).
+    pub looped: bool,
     /// (function, shape node) of each node of the code tree the alignment used.
     origins: Vec<(u32, u16)>,
     /// [`Tree::copy_key`] of its code: equal keys are the same code under other names.
@@ -333,17 +382,35 @@ pub fn candidates(index: &mut Index, encs: &TextEncoders, q: &Query, opts: &Hybr
     }
     lap("beryllium", &mut t);
     // Structure: profile first, then alignment of the closest.
-    let qprof = {
-        let mut v = q.profile.vector();
-        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-9);
-        v.iter_mut().for_each(|x| *x /= n);
-        v
-    };
+    // The query as written and, if it has tail calls to itself, with them as loops: each
+    // candidate is compared with the form it is closer to.
+    let forms: Vec<(&Tree, &Profile, [f32; 18])> = std::iter::once((&q.tree, &q.profile))
+        .chain(q.looped.as_ref().map(|(t, p)| (t, p)))
+        .map(|(t, p)| {
+            let mut v = p.vector();
+            let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-9);
+            v.iter_mut().for_each(|x| *x /= n);
+            (t, p, v)
+        })
+        .collect();
     index.load_profiles();
     let index: &Index = index;
     let profiles = index.profiles();
-    let prof_sim = |f: u32| -> f32 { profiles.get(f as usize).map_or(0.0, |p| p.iter().zip(&qprof).map(|(a, b)| a * b).sum()) };
-    let mut aligned: HashMap<u32, (Tree, Alignment)> = HashMap::new();
+    let prof_sim = |f: u32| -> f32 {
+        let Some(p) = profiles.get(f as usize) else { return 0.0 };
+        forms.iter().map(|(_, _, v)| p.iter().zip(v).map(|(a, b)| a * b).sum::<f32>()).fold(f32::MIN, f32::max)
+    };
+    let align_best = |t: &Tree| -> (Alignment, u8) {
+        let mut best = (align(forms[0].0, t), 0u8);
+        for (i, f) in forms.iter().enumerate().skip(1) {
+            let a = align(f.0, t);
+            if a.score > best.0.score {
+                best = (a, i as u8);
+            }
+        }
+        best
+    };
+    let mut aligned: HashMap<u32, (Tree, (Alignment, u8))> = HashMap::new();
     let shapes = &index.shapes;
     let get = |f: u32| shapes.get(f);
     if opts.retrievers[STRUCTURE] {
@@ -352,8 +419,8 @@ pub fn candidates(index: &mut Index, encs: &TextEncoders, q: &Query, opts: &Hybr
         let mut scored = Vec::new();
         for &(f, _) in &pre {
             let t = Tree::build(f, &get, 0, MAX_TREE);
-            let a = align(&q.tree, &t);
-            scored.push((f, a.score));
+            let a = align_best(&t);
+            scored.push((f, a.0.score));
             aligned.insert(f, (t, a));
         }
         note(&top_k(&scored, k), STRUCTURE, &mut ranks);
@@ -371,20 +438,21 @@ pub fn candidates(index: &mut Index, encs: &TextEncoders, q: &Query, opts: &Hybr
             Some(x) => x,
             None => {
                 let t = Tree::build(f, &get, 0, MAX_TREE);
-                let a = align(&q.tree, &t);
+                let a = align_best(&t);
                 (t, a)
             }
         };
         let mut variants = vec![(false, t0, a0)];
         if opts.grow && !shape.callees.is_empty() {
             let t2 = Tree::build(f, &get, 2, MAX_TREE);
-            let a2 = align(&q.tree, &t2);
-            if a2.score > variants[0].2.score + GROW_GAIN {
+            let a2 = align_best(&t2);
+            if a2.0.score > variants[0].2.0.score + GROW_GAIN {
                 variants.push((true, t2, a2));
             }
         }
         let found = (0..4).fold(0u8, |m, r| m | (u8::from(rk[r].is_some()) << r));
-        for (grown, tree, a) in variants {
+        for (grown, tree, (a, form)) in variants {
+            let (qtree, qprofile, _) = forms[form as usize];
             let spans = fragment_spans(&mut rows, &get, f, &tree, &a, opts.shrink)?;
             let mut x = [0f32; N_FEATURES];
             let rr = |r: Option<u32>| r.map_or(0.0, |r| 1.0 / (1.0 + r as f32));
@@ -399,12 +467,12 @@ pub fn candidates(index: &mut Index, encs: &TextEncoders, q: &Query, opts: &Hybr
             x[8] = a.score;
             let p = shape.profile();
             x[10] = prof_sim(f);
-            x[11] = f32::from(u8::from(p.depth == q.profile.depth));
-            x[12] = ((p.loops as f32 - q.profile.loops as f32).abs() / (1.0 + q.profile.loops as f32)).min(2.0);
-            x[13] = f32::from(u8::from(p.recursive == q.profile.recursive));
+            x[11] = f32::from(u8::from(p.depth == qprofile.depth));
+            x[12] = ((p.loops as f32 - qprofile.loops as f32).abs() / (1.0 + qprofile.loops as f32)).min(2.0);
+            x[13] = f32::from(u8::from(p.recursive == qprofile.recursive));
             // Agreement on recursion says little when neither recurses (most code), much
             // when both do: on its own so the scorer can weigh the rare case.
-            x[25] = f32::from(u8::from(p.recursive && q.profile.recursive));
+            x[25] = f32::from(u8::from(p.recursive && qprofile.recursive));
             let region_nodes = match a.region {
                 Some(j) => subtree_size(&tree, j),
                 None => tree.nodes.len(),
@@ -426,14 +494,14 @@ pub fn candidates(index: &mut Index, encs: &TextEncoders, q: &Query, opts: &Hybr
             x[16] = x[15] * x[15];
             x[17] = f32::from(u8::from(grown));
             x[18] = f32::from(u8::from(spans.first().is_some_and(|s| is_test_path(&s.path))));
-            (x[19], x[20]) = token_agreement(&q.tree, &tree, &a);
-            x[23] = flow_agreement(&q.tree, &tree, &a);
-            x[24] = sequence_agreement(&q.tree, &tree);
+            (x[19], x[20]) = token_agreement(qtree, &tree, &a);
+            x[23] = flow_agreement(qtree, &tree, &a);
+            x[24] = sequence_agreement(qtree, &tree);
             let origins = tree.nodes.iter().map(|n| n.origin).collect();
             let copy = tree.copy_key();
             // Signals read the whole fragment; the reader gets it compact.
             let (spans, apart) = compact(spans);
-            out.push(Candidate { function: f, grown, spans, apart, x, found, ranks: rk, alignment: a, origins, copy, copies: Vec::new(), score: 0.0 });
+            out.push(Candidate { function: f, grown, spans, apart, x, found, ranks: rk, alignment: a, looped: form == 1, origins, copy, copies: Vec::new(), score: 0.0 });
         }
     }
     lap("pool", &mut t);
@@ -632,10 +700,13 @@ fn describe(c: &Candidate, q: &Query, function: &str) -> Vec<String> {
     r.push(format!(
         "structure: {} of {} query statements aligned in order (score {:.2}, {} loop(s) in the query)",
         qn.len(),
-        q.tree.nodes.len(),
+        q.form_of(c).0.nodes.len(),
         c.alignment.score,
-        q.profile.loops
+        q.form_of(c).1.loops
     ));
+    if c.looped {
+        r.push("structure: aligned with the query's tail call to itself written as a loop, as iterative code has it".into());
+    }
     if f("tok_bag") > 0.0 {
         r.push(format!(
             "tokens: the query's statements are written alike, names aside: {:.0}% along the alignment, {:.0}% anywhere in the fragment, {:.0}% as one run in the query's order",
@@ -673,7 +744,7 @@ fn to_fragments(index: &Index, q: &Query, cands: &[Candidate]) -> Result<Vec<Fra
         let mut covered = BTreeSet::new();
         let mut count: HashMap<u32, usize> = HashMap::new();
         for &(qi, cj, sim) in &c.alignment.pairs {
-            let Some(&qk) = q.node_of.get(&q.tree.nodes[qi as usize].origin) else { continue };
+            let Some(&qk) = q.node_of.get(&q.form_of(c).0.nodes[qi as usize].origin) else { continue };
             let (fid, k) = c.origins[cj as usize];
             let Some(shape) = index.shapes.get(fid) else { continue };
             let Some(n) = shape.nodes.get(k as usize) else { continue };

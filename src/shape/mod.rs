@@ -296,6 +296,86 @@ impl Shape {
         (0..icfg.functions.len() as u32).map(|f| Shape::of_function(icfg, f, &ops)).collect()
     }
 
+    /// The locals ([`ShapeNode::local`]) of the nodes of function `f` that call `f` itself.
+    pub fn self_calls(icfg: &Icfg, f: u32) -> Vec<u16> {
+        let range = icfg.function_nodes(f);
+        let base = range.start;
+        icfg.call_sites(range).iter().filter(|c| c.targets.contains(&f)).map(|c| (c.node.index() - base).min(u16::MAX as usize) as u16).collect()
+    }
+
+    /// This procedure with its tail call to itself written as a loop, the way iterative
+    /// code has it: EUCLID's `if b == 0 … else return EUCLID(b, a mod b)` becomes
+    /// `while b ≠ 0` with the call as the loop's last statement (the parameters' update)
+    /// and the base case after the loop; MAX-HEAPIFY's closing `if largest ≠ i …
+    /// MAX-HEAPIFY(A, largest)` becomes a loop around the whole body (a sift-down).
+    /// `self_calls`: the locals of the nodes that call the procedure itself. `None` unless
+    /// the last node is one of them and no loop holds it. Gives the shape and, for each of
+    /// its nodes, the node of `self` it stands for.
+    pub fn tail_call_as_loop(&self, self_calls: &[u16]) -> Option<(Shape, Vec<u16>)> {
+        let last = self.nodes.len().checked_sub(1)?;
+        if !self_calls.contains(&self.nodes[last].local) {
+            return None;
+        }
+        let mut guard = None;
+        let mut p = self.nodes[last].parent;
+        while p != TOP {
+            let n = &self.nodes[p as usize];
+            if n.role == Role::Loop {
+                return None;
+            }
+            if guard.is_none() && n.role == Role::Branch {
+                guard = Some(p as usize);
+            }
+            p = n.parent;
+        }
+        let g = guard?;
+        let top: Vec<usize> = (0..self.nodes.len()).filter(|&k| self.nodes[k].parent == TOP).collect();
+        // (old node or the new loop head, new parent as an old node / TOP / the head)
+        const HEAD: usize = usize::MAX;
+        let mut order: Vec<usize> = Vec::with_capacity(self.nodes.len() + 1);
+        let mut parent_of: Vec<usize> = self.nodes.iter().map(|n| if n.parent == TOP { TOP as usize } else { n.parent as usize }).collect();
+        let mut loop_node = g;
+        if top == [g] {
+            // The whole body is the guard: it turns into the loop; base cases leave it.
+            let out: Vec<usize> = (0..self.nodes.len()).filter(|&k| k != last && self.nodes[k].parent as usize == g && self.nodes[k].role == Role::Return).collect();
+            order.extend((0..self.nodes.len()).filter(|k| !out.contains(k)));
+            for &k in &out {
+                parent_of[k] = TOP as usize;
+            }
+            order.extend(out);
+        } else {
+            loop_node = HEAD;
+            order.push(HEAD);
+            for &k in &top {
+                parent_of[k] = HEAD;
+            }
+            order.extend(0..self.nodes.len());
+        }
+        let pos: HashMap<usize, u16> = order.iter().enumerate().map(|(i, &k)| (k, i as u16)).collect();
+        let mut nodes = Vec::with_capacity(order.len());
+        let mut orig = Vec::with_capacity(order.len());
+        for &k in &order {
+            let (mut n, parent) = if k == HEAD { (self.nodes[g], TOP as usize) } else { (self.nodes[k], parent_of[k]) };
+            n.parent = if parent == TOP as usize { TOP } else { pos[&parent] };
+            if k == loop_node {
+                n.role = Role::Loop;
+            }
+            if k == HEAD {
+                n.flow = [0; FLOW_SLOTS];
+            }
+            if k == last {
+                // The call is now the update of the parameters.
+                n.role = Role::Statement;
+                n.calls = 0;
+            }
+            nodes.push(n);
+            orig.push(if k == HEAD { g as u16 } else { k as u16 });
+        }
+        let callees = self.callees.iter().map(|&(k, t)| (pos[&(k as usize)], t)).collect();
+        let recursive = self.nodes.iter().filter(|n| self_calls.contains(&n.local)).count() > 1;
+        Some((Shape { nodes, callees, recursive, lines: self.lines }, orig))
+    }
+
     /// Children of each node and the top-level nodes, in text order.
     pub fn children(&self) -> (Vec<Vec<u16>>, Vec<u16>) {
         let mut kids = vec![Vec::new(); self.nodes.len()];
@@ -409,5 +489,42 @@ mod tests {
         // reads the D the update wrote.
         let flow: Vec<[u16; FLOW_SLOTS]> = s.nodes.iter().map(|n| n.flow).collect();
         assert_eq!(flow, [[0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0], [1, 2, 3], [1, 0, 0]]);
+    }
+
+    fn looped(src: &str, p: u32) -> Option<(Shape, Vec<u16>)> {
+        let q = crate::pcode::icfg(src, std::path::Path::new("q.p")).unwrap();
+        Shape::all(&q)[p as usize].tail_call_as_loop(&Shape::self_calls(&q, p))
+    }
+
+    #[test]
+    fn tail_calls_to_itself_become_loops() {
+        // The whole body is the test: it turns into the loop, the base case leaves it.
+        let euclid = "EUCLID(a, b)\n    if $b == 0$\n        return $a$\n    else\n        return $EUCLID(b, a mod b)$\n";
+        let (s, orig) = looped(euclid, 0).expect("EUCLID is tail-recursive");
+        let roles: Vec<Role> = s.nodes.iter().map(|n| n.role).collect();
+        assert_eq!(roles, [Role::Loop, Role::Statement, Role::Return]);
+        assert_eq!(s.nodes.iter().map(|n| n.parent).collect::<Vec<_>>(), [TOP, 0, TOP]);
+        assert_eq!(orig, [0, 2, 1]);
+        assert!(!s.recursive);
+        assert_eq!((s.profile().loops, s.profile().depth), (1, 1));
+        // Statements before the closing test: a loop around the whole body (sift-down).
+        let heapify = "MAX-HEAPIFY(A, i)\n    $l = 2i$\n    $r = 2i + 1$\n    $largest = i$\n    if $l ≤ n$ and $A[l] > A[largest]$\n        $largest = l$\n    if $r ≤ n$ and $A[r] > A[largest]$\n        $largest = r$\n    if $largest ≠ i$\n        $swap(A[i], A[largest])$\n        MAX-HEAPIFY(A, largest)\n";
+        let plain = &Shape::all(&crate::pcode::icfg(heapify, std::path::Path::new("h.p")).unwrap())[0];
+        let (s, orig) = looped(heapify, 0).expect("MAX-HEAPIFY is tail-recursive");
+        assert_eq!(s.nodes.len(), plain.nodes.len() + 1);
+        assert_eq!((s.nodes[0].role, s.nodes[0].parent), (Role::Loop, TOP));
+        assert!(s.nodes[1..].iter().all(|n| n.parent != TOP), "everything runs inside the loop");
+        assert_eq!(s.nodes.last().unwrap().role, Role::Statement);
+        assert_eq!(orig[0] as usize, plain.nodes.len() - 3, "the loop stands for the last test");
+        assert_eq!((s.profile().loops, s.recursive), (1, false));
+        // A call that is not the last thing done, or one inside a loop, stays a call.
+        let merge = "MERGE-SORT(A, p, r)\n    if $p < r$\n        $q = ⌊(p + r) / 2⌋$\n        MERGE-SORT(A, p, q)\n        MERGE-SORT(A, q + 1, r)\n        MERGE(A, p, q, r)\n";
+        assert!(looped(merge, 0).is_none());
+        let visit = "DFS-VISIT(G, u)\n    $u.color = GRAY$\n    for each @vertex v in G.Adj[u]@\n        if $v.color == WHITE$\n            DFS-VISIT(G, v)\n";
+        assert!(looped(visit, 0).is_none());
+        // QUICKSORT keeps its first call: still recursive, now around a loop.
+        let quick = "QUICKSORT(A, p, r)\n    if $p < r$\n        $q = PARTITION(A, p, r)$\n        QUICKSORT(A, p, q - 1)\n        QUICKSORT(A, q + 1, r)\n";
+        let (s, _) = looped(quick, 0).expect("the last call is a tail call");
+        assert_eq!((s.nodes[0].role, s.recursive), (Role::Loop, true));
     }
 }
