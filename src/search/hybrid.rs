@@ -177,9 +177,7 @@ impl Query {
             lines: lines.len().max(1) as u32,
         })
     }
-}
 
-impl Query {
     /// The form of the query a candidate was aligned with.
     pub fn form_of(&self, c: &Candidate) -> (&Tree, &Profile) {
         match &self.looped {
