@@ -138,7 +138,7 @@ impl Query {
         // The main procedure is the one whose tree, with the procedures it calls, is the
         // largest (DIJKSTRA over RELAX; UNION over MAKE-SET); the first on a tie.
         let get = |p: u32| shapes.get(p as usize).cloned();
-        let trees: Vec<Tree> = (0..shapes.len() as u32).map(|p| Tree::build(p, &get, 2, 500)).collect();
+        let trees: Vec<Tree> = (0..shapes.len() as u32).map(|p| Tree::build(p, &get, QUERY_CALL_DEPTH, QUERY_TREE_MAX)).collect();
         let main = (0..trees.len()).fold(0, |best, p| if trees[p].nodes.len() > trees[best].nodes.len() { p } else { best });
         let tree = trees.into_iter().nth(main).unwrap_or_default();
         let map = |l: u32| line_map.get(l as usize - 1).copied().unwrap_or(l);
@@ -187,6 +187,11 @@ impl Query {
     }
 }
 
+/// A query's tree holds the procedures it calls down to this depth, and at most this many
+/// nodes.
+const QUERY_CALL_DEPTH: u8 = 2;
+const QUERY_TREE_MAX: usize = 500;
+
 /// The summary numbers of a query: all its procedures together.
 fn profile_of(shapes: &[Shape]) -> Profile {
     let mut profile = Profile::default();
@@ -210,16 +215,19 @@ fn profile_of(shapes: &[Shape]) -> Profile {
 /// The main tree and profile with every tail-recursive procedure as a loop; `None` when
 /// the main tree holds none. Tree nodes keep the origins of the written procedures.
 fn looped_form(icfg: &Icfg, shapes: &[Shape], main: u32) -> Option<(Tree, Profile)> {
+    let rewritten: Vec<(usize, (Shape, Vec<u16>))> =
+        shapes.iter().enumerate().filter_map(|(p, s)| Some((p, s.tail_call_as_loop(&Shape::self_calls(icfg, p as u32))?))).collect();
+    if rewritten.is_empty() {
+        return None;
+    }
     let mut alt = shapes.to_vec();
     let mut origs: HashMap<u32, Vec<u16>> = HashMap::new();
-    for (p, s) in shapes.iter().enumerate() {
-        if let Some((t, orig)) = s.tail_call_as_loop(&Shape::self_calls(icfg, p as u32)) {
-            alt[p] = t;
-            origs.insert(p as u32, orig);
-        }
+    for (p, (t, orig)) in rewritten {
+        alt[p] = t;
+        origs.insert(p as u32, orig);
     }
     let get = |p: u32| alt.get(p as usize).cloned();
-    let mut tree = Tree::build(main, &get, 2, 500);
+    let mut tree = Tree::build(main, &get, QUERY_CALL_DEPTH, QUERY_TREE_MAX);
     if !tree.nodes.iter().any(|n| origs.contains_key(&n.origin.0)) {
         return None;
     }
@@ -386,8 +394,7 @@ pub fn candidates(index: &mut Index, encs: &TextEncoders, q: &Query, opts: &Hybr
         .chain(q.looped.as_ref().map(|(t, p)| (t, p)))
         .map(|(t, p)| {
             let mut v = p.vector();
-            let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-9);
-            v.iter_mut().for_each(|x| *x /= n);
+            vectors::normalize(&mut v);
             (t, p, v)
         })
         .collect();
@@ -695,12 +702,13 @@ fn describe(c: &Candidate, q: &Query, function: &str) -> Vec<String> {
         r.push(format!("dense: text-vector rank {}", k + 1));
     }
     let qn: BTreeSet<u32> = c.alignment.pairs.iter().map(|p| p.0).collect();
+    let (qtree, qprofile) = q.form_of(c);
     r.push(format!(
         "structure: {} of {} query statements aligned in order (score {:.2}, {} loop(s) in the query)",
         qn.len(),
-        q.form_of(c).0.nodes.len(),
+        qtree.nodes.len(),
         c.alignment.score,
-        q.form_of(c).1.loops
+        qprofile.loops
     ));
     if c.looped {
         r.push("structure: aligned with the query's tail call to itself written as a loop, as iterative code has it".into());
