@@ -7,7 +7,7 @@ use super::encoder::code_adapter;
 use super::{Encoder, EncoderOptions, FeatureError};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -84,11 +84,14 @@ pub struct TextEncoders {
     threads: Option<usize>,
     cache: CacheAt,
     slots: [OnceLock<Encoder>; 3],
+    /// Held while a slot loads, so that a second thread asking waits for that load
+    /// instead of making its own.
+    loading: [Mutex<()>; 3],
 }
 
 impl TextEncoders {
     pub fn new(statements: TextModel, functions: TextModel, threads: Option<usize>, cache: CacheAt) -> TextEncoders {
-        TextEncoders { statements, functions, threads, cache, slots: Default::default() }
+        TextEncoders { statements, functions, threads, cache, slots: Default::default(), loading: Default::default() }
     }
 
     /// The defaults of `beryl index`: static statements, code-search functions.
@@ -108,8 +111,23 @@ impl TextEncoders {
         if let Some(e) = slot.get() {
             return Ok(e);
         }
+        let _loading = self.loading[m as usize].lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(e) = slot.get() {
+            return Ok(e);
+        }
         let e = m.load(self.threads, &self.cache)?;
         Ok(slot.get_or_init(|| e))
+    }
+
+    /// Starts loading the function encoder on a thread of `scope` (it takes the longest to
+    /// load, about a third of a second): the search goes on with what needs no model and
+    /// waits for it only where it asks. A failed load is reported by that later ask.
+    pub fn preload_functions<'s>(&'s self, scope: &'s std::thread::Scope<'s, '_>) {
+        if self.slots[self.functions as usize].get().is_none() {
+            scope.spawn(|| {
+                let _ = self.functions();
+            });
+        }
     }
 
     pub fn statements(&self) -> Result<&Encoder, FeatureError> {

@@ -22,6 +22,7 @@ use crate::pcode::{Classifier, PcodeError};
 use crate::shape::align::{align, flow_agreement, sequence_agreement, token_agreement, Alignment, Tree};
 use crate::shape::{Profile, Shape};
 use serde::{Deserialize, Serialize};
+use rayon::prelude::*;
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 use std::time::Instant;
@@ -356,14 +357,6 @@ pub fn candidates(index: &mut Index, encs: &TextEncoders, q: &Query, opts: &Hybr
         note(&top_k(&scored, k), LEXICAL, &mut ranks);
     }
     lap("lexical", &mut t);
-    // Dense.
-    let qvec = dense_query(index, encs, q)?;
-    if opts.retrievers[DENSE] {
-        let hits = vectors::search(&mut index.functions, &qvec, DIM, k)?;
-        let list: Vec<(u32, f32)> = hits.first().into_iter().flatten().map(|&(f, s)| (f as u32, s)).collect();
-        note(&list, DENSE, &mut ranks);
-    }
-    lap("dense", &mut t);
     // Beryllium: coverage of the best fragment that touches each function.
     let mut beryl: HashMap<u32, f32> = HashMap::new();
     if opts.retrievers[BERYLLIUM] {
@@ -387,6 +380,14 @@ pub fn candidates(index: &mut Index, encs: &TextEncoders, q: &Query, opts: &Hybr
         }
     }
     lap("beryllium", &mut t);
+    // Dense, after what needs no function encoder: `search` loads it meanwhile.
+    let qvec = dense_query(index, encs, q)?;
+    if opts.retrievers[DENSE] {
+        let hits = vectors::search(&mut index.functions, &qvec, DIM, k)?;
+        let list: Vec<(u32, f32)> = hits.first().into_iter().flatten().map(|&(f, s)| (f as u32, s)).collect();
+        note(&list, DENSE, &mut ranks);
+    }
+    lap("dense", &mut t);
     // Structure: profile first, then alignment of the closest.
     // The query as written and, if it has tail calls to itself, with them as loops: each
     // candidate is compared with the form it is closer to.
@@ -432,32 +433,55 @@ pub fn candidates(index: &mut Index, encs: &TextEncoders, q: &Query, opts: &Hybr
     }
 
     lap("structure", &mut t);
-    // One or two candidates per pooled function.
-    let mut rows = Rows { index, funcs: HashMap::new(), paths: HashMap::new() };
-    let mut out = Vec::new();
-    let mut pool: Vec<(u32, [Option<u32>; 4])> = ranks.into_iter().collect();
+    // One or two candidates per pooled function: trees, alignments and the signals read
+    // off them on every core, then in pool order what reads the index's store.
+    struct Variant {
+        grown: bool,
+        tree: Tree,
+        a: Alignment,
+        form: u8,
+        tokens: (f32, f32),
+        flow: f32,
+        sequence: f32,
+    }
+    let mut pool: Vec<(u32, [Option<u32>; 4], Option<(Tree, (Alignment, u8))>)> = ranks.into_iter().map(|(f, rk)| (f, rk, aligned.remove(&f))).collect();
     pool.sort_by_key(|p| p.0);
-    for (f, rk) in pool {
-        let Some(shape) = shapes.get(f) else { continue };
-        let (t0, a0) = match aligned.remove(&f) {
-            Some(x) => x,
-            None => {
+    let scored: Vec<(u32, [Option<u32>; 4], Shape, Vec<Variant>)> = pool
+        .into_par_iter()
+        .filter_map(|(f, rk, pre)| {
+            let shape = shapes.get(f)?;
+            let (t0, a0) = pre.unwrap_or_else(|| {
                 let t = Tree::build(f, &get, 0, MAX_TREE);
                 let a = align_best(&t);
                 (t, a)
+            });
+            let mut variants = vec![(false, t0, a0)];
+            if opts.grow && !shape.callees.is_empty() {
+                let t2 = Tree::build(f, &get, 2, MAX_TREE);
+                let a2 = align_best(&t2);
+                if a2.0.score > variants[0].2.0.score + GROW_GAIN {
+                    variants.push((true, t2, a2));
+                }
             }
-        };
-        let mut variants = vec![(false, t0, a0)];
-        if opts.grow && !shape.callees.is_empty() {
-            let t2 = Tree::build(f, &get, 2, MAX_TREE);
-            let a2 = align_best(&t2);
-            if a2.0.score > variants[0].2.0.score + GROW_GAIN {
-                variants.push((true, t2, a2));
-            }
-        }
+            let variants = variants
+                .into_iter()
+                .map(|(grown, tree, (a, form))| {
+                    let qtree = forms[form as usize].0;
+                    let tokens = token_agreement(qtree, &tree, &a);
+                    let flow = flow_agreement(qtree, &tree, &a);
+                    let sequence = sequence_agreement(qtree, &tree);
+                    Variant { grown, tree, a, form, tokens, flow, sequence }
+                })
+                .collect();
+            Some((f, rk, shape, variants))
+        })
+        .collect();
+    let mut rows = Rows { index, funcs: HashMap::new(), paths: HashMap::new() };
+    let mut out = Vec::new();
+    for (f, rk, shape, variants) in scored {
         let found = (0..4).fold(0u8, |m, r| m | (u8::from(rk[r].is_some()) << r));
-        for (grown, tree, (a, form)) in variants {
-            let (qtree, qprofile, _) = forms[form as usize];
+        for Variant { grown, tree, a, form, tokens, flow, sequence } in variants {
+            let qprofile = forms[form as usize].1;
             let spans = fragment_spans(&mut rows, &get, f, &tree, &a, opts.shrink)?;
             let mut x = [0f32; N_FEATURES];
             let rr = |r: Option<u32>| r.map_or(0.0, |r| 1.0 / (1.0 + r as f32));
@@ -499,9 +523,9 @@ pub fn candidates(index: &mut Index, encs: &TextEncoders, q: &Query, opts: &Hybr
             x[16] = x[15] * x[15];
             x[17] = f32::from(u8::from(grown));
             x[18] = f32::from(u8::from(spans.first().is_some_and(|s| is_test_path(&s.path))));
-            (x[19], x[20]) = token_agreement(qtree, &tree, &a);
-            x[23] = flow_agreement(qtree, &tree, &a);
-            x[24] = sequence_agreement(qtree, &tree);
+            (x[19], x[20]) = tokens;
+            x[23] = flow;
+            x[24] = sequence;
             let origins = tree.nodes.iter().map(|n| n.origin).collect();
             let copy = tree.copy_key();
             // Signals read the whole fragment; the reader gets it compact.
@@ -841,6 +865,25 @@ pub fn search(
     if method == Method::Beryllium {
         return super::pseudo(index, encs, src, name, clf, opts);
     }
+    std::thread::scope(|s| {
+        if matches!(method, Method::Hybrid | Method::Dense) {
+            encs.preload_functions(s);
+        }
+        search_method(index, encs, src, name, clf, opts, method, ranker)
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn search_method(
+    index: &mut Index,
+    encs: &TextEncoders,
+    src: &str,
+    name: &Path,
+    clf: impl FnOnce() -> Result<Classifier, PcodeError>,
+    opts: &SearchOptions,
+    method: Method,
+    ranker: Option<&Ranker>,
+) -> Result<SearchResult, SearchError> {
     let t0 = Instant::now();
     let q = Query::parse(src, name, clf)?;
     let embed_ms = t0.elapsed().as_secs_f64() * 1000.0;
