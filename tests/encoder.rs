@@ -195,8 +195,11 @@ fn damaged_weights_are_an_error_not_a_panic() {
     for f in ["config.json", "tokenizer.json"] {
         std::fs::copy(src.join(f), dir.path().join(f)).unwrap();
     }
-    std::fs::write(dir.path().join("model.safetensors"), b"\x10\0\0\0\0\0\0\0{not json}").unwrap();
-    assert!(matches!(Encoder::load(dir.path()), Err(FeatureError::Weights { .. })));
+    // A broken header, and an empty file (the weights are mapped, not read).
+    for bytes in [&b"\x10\0\0\0\0\0\0\0{not json}"[..], b""] {
+        std::fs::write(dir.path().join("model.safetensors"), bytes).unwrap();
+        assert!(matches!(Encoder::load(dir.path()), Err(FeatureError::Weights { .. })));
+    }
 }
 
 /// The code-search adapters (models/code-encoder) merged into the installed model give the
@@ -223,4 +226,22 @@ fn code_encoder_matches_its_training_runtime() {
     eprintln!("lowest cosine to the PyTorch vectors: {lowest:.6}");
     // The training run read the base weights in f16; beryl reads them in f32.
     assert!(lowest >= 0.999, "{lowest}");
+}
+
+/// `beryl search` loads the function encoder on a second thread while the retrievers that
+/// need none run: a search that asks meanwhile waits for that load and gets the same
+/// encoder, the one a plain load gives.
+#[test]
+fn an_encoder_asked_for_during_its_preload_is_loaded_once() {
+    use beryl::features::{CacheAt, TextEncoders, TextModel};
+    let encs = TextEncoders::new(TextModel::Static, TextModel::Code, Some(2), CacheAt::None);
+    let (mine, preloaded) = std::thread::scope(|s| {
+        encs.preload_functions(s);
+        let other = s.spawn(|| encs.functions().map(|e| e as *const Encoder as usize));
+        let mine = encs.functions().expect("code encoder") as *const Encoder as usize;
+        (mine, other.join().unwrap().expect("code encoder"))
+    });
+    assert_eq!(mine, preloaded, "one encoder for every caller");
+    let plain = TextModel::Code.load(Some(2), &CacheAt::None).unwrap();
+    assert_eq!(encs.functions().unwrap().hash(), plain.hash());
 }
