@@ -865,72 +865,59 @@ pub fn search(
     if method == Method::Beryllium {
         return super::pseudo(index, encs, src, name, clf, opts);
     }
+    // The function encoder, the slowest to load, loads beside the work that needs none.
     std::thread::scope(|s| {
         if matches!(method, Method::Hybrid | Method::Dense) {
             encs.preload_functions(s);
         }
-        search_method(index, encs, src, name, clf, opts, method, ranker)
-    })
-}
-
-#[allow(clippy::too_many_arguments)]
-fn search_method(
-    index: &mut Index,
-    encs: &TextEncoders,
-    src: &str,
-    name: &Path,
-    clf: impl FnOnce() -> Result<Classifier, PcodeError>,
-    opts: &SearchOptions,
-    method: Method,
-    ranker: Option<&Ranker>,
-) -> Result<SearchResult, SearchError> {
-    let t0 = Instant::now();
-    let q = Query::parse(src, name, clf)?;
-    let embed_ms = t0.elapsed().as_secs_f64() * 1000.0;
-    let t1 = Instant::now();
-    let top = opts.top.max(1);
-    let fragments = match method {
-        Method::Hybrid => {
-            let ranker = ranker.ok_or_else(|| SearchError::NoRanker("none given".into()))?;
-            let mut cands = candidates(index, encs, &q, &HybridOptions::default())?;
-            rank(&mut cands, ranker, top);
-            to_fragments(index, &q, &cands)?
-        }
-        Method::Bm25 => {
-            let lex = index.lexical.search(&query_terms(&q.words, &q.procedures).terms);
-            let scored: Vec<(u32, f32)> = lex.score.iter().enumerate().filter(|(_, &s)| s > 0.0).map(|(f, &s)| (f as u32, s)).collect();
-            function_fragments(index, &top_k(&scored, top), &|r, s| format!("lexical: BM25F {s:.2}, rank {}", r + 1))?
-        }
-        Method::Name => {
-            let qt = query_terms("", &q.procedures);
-            let lex = index.lexical.search(&qt.terms);
-            // Name words in the name count fully, in the comment half; shorter functions first.
-            let mut scored: Vec<(u32, f32, u32)> = (0..lex.score.len())
-                .filter(|&f| lex.name_mask[f] | lex.comment_mask[f] != 0)
-                .map(|f| {
-                    let len = index.shapes.get(f as u32).map_or(u32::MAX, |s| s.lines.1.saturating_sub(s.lines.0));
-                    (f as u32, qt.coverage(lex.name_mask[f], q.main) + 0.5 * qt.coverage(lex.comment_mask[f], q.main), len)
-                })
-                .collect();
-            scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)).then(a.0.cmp(&b.0)));
-            let list: Vec<(u32, f32)> = scored.into_iter().take(top).map(|(f, s, _)| (f, s)).collect();
-            function_fragments(index, &list, &|_, s| format!("name: procedure-name words matched, score {s:.2}"))?
-        }
-        Method::Dense => {
-            let v = dense_query(index, encs, &q)?;
-            let hits = vectors::search(&mut index.functions, &v, DIM, top)?;
-            let list: Vec<(u32, f32)> = hits.first().into_iter().flatten().map(|&(f, s)| (f as u32, s)).collect();
-            function_fragments(index, &list, &|_, s| format!("dense: cosine {s:.2} to the function's text vector"))?
-        }
-        Method::Beryllium => unreachable!("handled above"),
-    };
-    Ok(SearchResult {
-        mode: format!("pseudocode-{}", method.name()),
-        pcode: Some(q.pcode.clone()),
-        converted: q.converted,
-        query_nodes: q.nodes.clone(),
-        fragments,
-        timings: Timings { embed_ms, knn_ms: t1.elapsed().as_secs_f64() * 1000.0, group_ms: 0.0, total_ms: t0.elapsed().as_secs_f64() * 1000.0 },
+        let t0 = Instant::now();
+        let q = Query::parse(src, name, clf)?;
+        let embed_ms = t0.elapsed().as_secs_f64() * 1000.0;
+        let t1 = Instant::now();
+        let top = opts.top.max(1);
+        let fragments = match method {
+            Method::Hybrid => {
+                let ranker = ranker.ok_or_else(|| SearchError::NoRanker("none given".into()))?;
+                let mut cands = candidates(index, encs, &q, &HybridOptions::default())?;
+                rank(&mut cands, ranker, top);
+                to_fragments(index, &q, &cands)?
+            }
+            Method::Bm25 => {
+                let lex = index.lexical.search(&query_terms(&q.words, &q.procedures).terms);
+                let scored: Vec<(u32, f32)> = lex.score.iter().enumerate().filter(|(_, &s)| s > 0.0).map(|(f, &s)| (f as u32, s)).collect();
+                function_fragments(index, &top_k(&scored, top), &|r, s| format!("lexical: BM25F {s:.2}, rank {}", r + 1))?
+            }
+            Method::Name => {
+                let qt = query_terms("", &q.procedures);
+                let lex = index.lexical.search(&qt.terms);
+                // Name words in the name count fully, in the comment half; shorter functions first.
+                let mut scored: Vec<(u32, f32, u32)> = (0..lex.score.len())
+                    .filter(|&f| lex.name_mask[f] | lex.comment_mask[f] != 0)
+                    .map(|f| {
+                        let len = index.shapes.get(f as u32).map_or(u32::MAX, |s| s.lines.1.saturating_sub(s.lines.0));
+                        (f as u32, qt.coverage(lex.name_mask[f], q.main) + 0.5 * qt.coverage(lex.comment_mask[f], q.main), len)
+                    })
+                    .collect();
+                scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)).then(a.0.cmp(&b.0)));
+                let list: Vec<(u32, f32)> = scored.into_iter().take(top).map(|(f, s, _)| (f, s)).collect();
+                function_fragments(index, &list, &|_, s| format!("name: procedure-name words matched, score {s:.2}"))?
+            }
+            Method::Dense => {
+                let v = dense_query(index, encs, &q)?;
+                let hits = vectors::search(&mut index.functions, &v, DIM, top)?;
+                let list: Vec<(u32, f32)> = hits.first().into_iter().flatten().map(|&(f, s)| (f as u32, s)).collect();
+                function_fragments(index, &list, &|_, s| format!("dense: cosine {s:.2} to the function's text vector"))?
+            }
+            Method::Beryllium => unreachable!("handled above"),
+        };
+        Ok(SearchResult {
+            mode: format!("pseudocode-{}", method.name()),
+            pcode: Some(q.pcode.clone()),
+            converted: q.converted,
+            query_nodes: q.nodes.clone(),
+            fragments,
+            timings: Timings { embed_ms, knn_ms: t1.elapsed().as_secs_f64() * 1000.0, group_ms: 0.0, total_ms: t0.elapsed().as_secs_f64() * 1000.0 },
+        })
     })
 }
 
