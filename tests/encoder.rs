@@ -232,7 +232,7 @@ fn code_encoder_matches_its_training_runtime() {
 /// need none run: a search that asks meanwhile waits for that load and gets the same
 /// encoder, the one a plain load gives.
 #[test]
-fn an_encoder_asked_for_during_its_preload_is_loaded_once() {
+fn an_encoder_asked_for_during_its_preload_is_the_preloaded_one() {
     use beryl::features::{CacheAt, TextEncoders, TextModel};
     let encs = TextEncoders::new(TextModel::Static, TextModel::Code, Some(2), CacheAt::None);
     let (mine, preloaded) = std::thread::scope(|s| {

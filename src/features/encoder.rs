@@ -254,25 +254,23 @@ impl Encoder {
             }
             None => None,
         };
+        let mut tokenizer =
+            Tokenizer::from_bytes(&tok_bytes).map_err(|e| FeatureError::Tokenizer(format!("{}: {e}", tok_path.display())))?;
+        // The shipped tokenizer.json pads and truncates to 128; batches pad themselves.
+        tokenizer
+            .with_truncation(Some(TruncationParams { max_length: opts.max_tokens.min(cfg.max_position_embeddings as usize), ..Default::default() }))
+            .map_err(|e| FeatureError::Tokenizer(e.to_string()))?;
+        tokenizer.with_padding(None);
+        if let Some(n) = opts.threads {
+            tch::set_num_threads(n.max(1) as i32);
+        }
+        let bf16 = opts.precision == Precision::Bf16;
         // Hashing the 90 MB of weights takes about as long as building the model from them:
         // the two run side by side.
-        let (model_sha, tokenizer, bert, bf16) = std::thread::scope(|s| -> Result<_, FeatureError> {
+        let (model_sha, bert) = std::thread::scope(|s| -> Result<_, FeatureError> {
             let sha = s.spawn(|| Sha256::digest(&model_bytes));
-            let mut tokenizer =
-                Tokenizer::from_bytes(&tok_bytes).map_err(|e| FeatureError::Tokenizer(format!("{}: {e}", tok_path.display())))?;
-            // The shipped tokenizer.json pads and truncates to 128; batches pad themselves.
-            tokenizer
-                .with_truncation(Some(TruncationParams { max_length: opts.max_tokens.min(cfg.max_position_embeddings as usize), ..Default::default() }))
-                .map_err(|e| FeatureError::Tokenizer(e.to_string()))?;
-            tokenizer.with_padding(None);
-
-            if let Some(n) = opts.threads {
-                tch::set_num_threads(n.max(1) as i32);
-            }
-            let bf16 = opts.precision == Precision::Bf16;
             let bert = Bert::from_bytes(cfg, &model_bytes, &model_path, bf16, adapter.as_ref().map(|(b, p, s)| (&b[..], p.as_path(), *s)))?;
-            let model_sha = sha.join().unwrap_or_else(|_| Sha256::digest(&model_bytes));
-            Ok((model_sha, tokenizer, bert, bf16))
+            Ok((sha.join().unwrap_or_else(|_| Sha256::digest(&model_bytes)), bert))
         })?;
         let tok_sha = Sha256::digest(&tok_bytes);
         let mut h = Sha256::new();

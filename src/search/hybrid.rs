@@ -480,6 +480,7 @@ pub fn candidates(index: &mut Index, encs: &TextEncoders, q: &Query, opts: &Hybr
     let mut out = Vec::new();
     for (f, rk, shape, variants) in scored {
         let found = (0..4).fold(0u8, |m, r| m | (u8::from(rk[r].is_some()) << r));
+        let p = shape.profile();
         for Variant { grown, tree, a, form, tokens, flow, sequence } in variants {
             let qprofile = forms[form as usize].1;
             let spans = fragment_spans(&mut rows, &get, f, &tree, &a, opts.shrink)?;
@@ -494,7 +495,6 @@ pub fn candidates(index: &mut Index, encs: &TextEncoders, q: &Query, opts: &Hybr
             x[6] = beryl.get(&f).copied().unwrap_or(0.0);
             x[7] = rr(rk[BERYLLIUM]);
             x[8] = a.score;
-            let p = shape.profile();
             x[10] = prof_sim(f);
             x[11] = f32::from(u8::from(p.depth == qprofile.depth));
             x[12] = ((p.loops as f32 - qprofile.loops as f32).abs() / (1.0 + qprofile.loops as f32)).min(2.0);
