@@ -13,6 +13,16 @@
 //! absolute column of the first character after the line number (tabs count 4), so
 //! line numbers must be padded consistently, as textbooks print them. `$` and `@` are
 //! removed from instructions since they delimit p-code markup.
+//!
+//! Other common styles read the same way: headers led by `procedure`, `function`,
+//! `algorithm` or `def` and closed by `is`, `begin`, `:` or `{`; block ends (`end if`,
+//! `end while`, `endfor`, `fi`, `od`, `done`, `}`) and `Input:` / `Output:` lines, which
+//! carry no instruction, are dropped; `elif`, `elsif`, `foreach`, `forall`, `for every`;
+//! a trailing `:` or `{` opens a suite; `for i from a to b`, `down to`, Python's
+//! `for i in range(a, b)` (a counted loop) and `for v in S` (a loop over a collection);
+//! `#` comments. A procedure of the input called under its own name in any case
+//! (`maxHeapify(A, i)`, `max_heapify(A, i)`) is renamed as a textbook writes it
+//! (`MAX-HEAPIFY`), so its calls are calls.
 
 use super::classify::{Classifier, LineClass};
 use super::error::{PcodeError, SyntaxError};
@@ -40,20 +50,22 @@ pub struct Conversion {
     pub pcode: String,
     /// One entry per non-blank input line.
     pub lines: Vec<LineDecision>,
+    /// The input line each line of `pcode` comes from.
+    pub source: Vec<u32>,
 }
 
 /// Labels each non-blank line of `text` without building procedures; lines need no header.
 pub fn classify_lines(text: &str, clf: &Classifier) -> Vec<LineDecision> {
-    let lines = recognize_all(prepare(text));
+    let lines = recognize_all(textbook_names(prepare(text)));
     let decided = decide(&lines, clf);
     line_labels(&lines, &decided)
 }
 
 /// Converts plain pseudocode to p-code. The result is checked by parsing it.
 pub fn convert(text: &str, clf: &Classifier) -> Result<Conversion, PcodeError> {
-    let lines = merge_continuations(recognize_all(prepare(text)));
+    let lines = merge_continuations(recognize_all(textbook_names(prepare(text))));
     let decided = decide(&lines, clf);
-    let mut out = String::new();
+    let mut out = Out::default();
     let mut pos = 0;
     if lines.is_empty() {
         return Err(error(
@@ -82,7 +94,7 @@ pub fn convert(text: &str, clf: &Classifier) -> Result<Conversion, PcodeError> {
                 "procedure header not at the outermost indentation",
             ));
         }
-        out.push_str(&format!("{name}({params})\n"));
+        out.line(0, format!("{name}({params})"), l.no);
         pos += 1;
         if pos >= lines.len() || lines[pos].indent <= top {
             return Err(error(
@@ -95,8 +107,9 @@ pub fn convert(text: &str, clf: &Classifier) -> Result<Conversion, PcodeError> {
         let level = lines[pos].indent;
         let body = block(text, &lines, &mut pos, level)?;
         emit(&body, &lines, &decided, 1, &mut out);
-        out.push('\n');
+        out.line(0, String::new(), l.no);
     }
+    let Out { text: out, source } = out;
     // The output must be valid p-code; a failure here is a bug in this module.
     super::parser::parse(&out).map_err(|e| match e {
         PcodeError::Syntax(mut s) => {
@@ -111,6 +124,7 @@ pub fn convert(text: &str, clf: &Classifier) -> Result<Conversion, PcodeError> {
     Ok(Conversion {
         pcode: out,
         lines: line_labels(&lines, &decided),
+        source,
     })
 }
 
@@ -187,8 +201,9 @@ fn prepare(text: &str) -> Vec<Line> {
             lead
         };
         let body = strip_comment(&expanded[body_start..]);
-        let body = body.trim_end();
-        if body.is_empty() {
+        let body = body.trim_end().trim_end_matches(';').trim_end();
+        let body = body.strip_prefix('}').map_or(body, str::trim_start);
+        if body.is_empty() || is_block_end(body) || is_specification(body) {
             continue;
         }
         let indent = expanded[..body_start].chars().count();
@@ -205,11 +220,217 @@ fn prepare(text: &str) -> Vec<Line> {
 }
 
 fn strip_comment(s: &str) -> &str {
-    let cut = [s.find("//"), s.find('▷')].into_iter().flatten().min();
+    // `#` opens a comment at the start of a line or after a space (`# …`, `x = 1  # …`).
+    let hash = s
+        .char_indices()
+        .find(|&(i, c)| c == '#' && (i == 0 || s[..i].ends_with([' ', '\t'])))
+        .map(|(i, _)| i);
+    let cut = [s.find("//"), s.find('▷'), hash].into_iter().flatten().min();
     match cut {
         Some(i) => &s[..i],
         None => s,
     }
+}
+
+/// A line that only closes or opens a block: `end`, `end while`, `endif`, `fi`, `od`,
+/// `done`, `begin`, `{`. Indentation already says where blocks end.
+fn is_block_end(s: &str) -> bool {
+    let t = s.trim().to_lowercase();
+    let words: Vec<&str> = t.split_whitespace().collect();
+    match words.as_slice() {
+        ["end", ..] => words.len() <= 2,
+        [w] => matches!(
+            *w,
+            "endif"
+                | "endwhile"
+                | "endfor"
+                | "endfunction"
+                | "endprocedure"
+                | "endalgorithm"
+                | "fi"
+                | "od"
+                | "done"
+                | "begin"
+                | "{"
+                | "}"
+        ),
+        _ => false,
+    }
+}
+
+/// `Input: …`, `Output: …`, `Require: …`: what a procedure takes and gives, not a step.
+fn is_specification(s: &str) -> bool {
+    let (w, rest) = first_word(s.trim());
+    rest.starts_with(':')
+        && !rest.starts_with(":=")
+        && matches!(
+            w.as_str(),
+            "input" | "output" | "inputs" | "outputs" | "require" | "requires" | "ensure" | "ensures"
+        )
+}
+
+/// Words that lead a procedure header in other styles than the textbook's.
+const HEADER_WORDS: [&str; 9] = [
+    "procedure",
+    "function",
+    "algorithm",
+    "def",
+    "proc",
+    "func",
+    "fn",
+    "subroutine",
+    "method",
+];
+
+/// A header line without its style's leading word and closing words: `procedure
+/// BFS(G, s) is`, `def bfs(G, s):`, `function gcd(a, b) -> int {` all give `NAME(params)`.
+fn header_core(text: &str) -> &str {
+    let t = text.trim();
+    let (w, rest) = first_word(t);
+    let t = if HEADER_WORDS.contains(&w.as_str()) && rest.contains('(') && !rest.starts_with('(') {
+        rest
+    } else {
+        t
+    };
+    let Some(open) = t.find('(') else { return t };
+    let mut depth = 0i32;
+    for (i, c) in t[open..].char_indices() {
+        depth += i32::from(c == '(') - i32::from(c == ')');
+        if depth == 0 {
+            let end = open + i + 1;
+            let tail = t[end..].trim();
+            let style = tail.is_empty()
+                || matches!(tail, ":" | "is" | "begin" | "{" | "is begin" | "=")
+                || tail.starts_with("->")
+                || (tail.starts_with(':') && !tail.starts_with(":="));
+            return if style { &t[..end] } else { t };
+        }
+    }
+    t
+}
+
+/// `floydWarshall`, `floyd_warshall`, `LCSLength` → `FLOYD-WARSHALL`, `LCS-LENGTH`.
+fn textbook_name(name: &str) -> String {
+    let cs: Vec<char> = name.chars().collect();
+    let mut words: Vec<String> = vec![String::new()];
+    for (i, &c) in cs.iter().enumerate() {
+        if c == '_' || c == '-' {
+            words.push(String::new());
+            continue;
+        }
+        let prev = i.checked_sub(1).map(|j| cs[j]);
+        let next = cs.get(i + 1);
+        let boundary = c.is_uppercase()
+            && (prev.is_some_and(|p| p.is_lowercase() || p.is_ascii_digit())
+                || (prev.is_some_and(char::is_uppercase) && next.is_some_and(|n| n.is_lowercase())));
+        if boundary {
+            words.push(String::new());
+        }
+        words.last_mut().unwrap().extend(c.to_uppercase());
+    }
+    words.retain(|w| !w.is_empty());
+    words.join("-")
+}
+
+/// `print(…)` and its kin write output, which textbooks say in words, not call.
+fn is_output(name: &str) -> bool {
+    matches!(name.to_lowercase().as_str(), "print" | "println" | "printf" | "output" | "write" | "writeln" | "display")
+}
+
+/// Library prefixes of a dotted call that are not the structure operated on.
+const MODULES: [&str; 14] =
+    ["math", "Math", "np", "numpy", "heapq", "sys", "random", "itertools", "collections", "std", "System", "Arrays", "Collections", "self"];
+
+/// An operation written on its structure, `Q.enqueue(v)` or `Q.extractMin()`, as the
+/// textbook writes it: `ENQUEUE(Q, v)`, `EXTRACT-MIN(Q)`.
+fn structure_calls(text: &str) -> String {
+    let cs: Vec<char> = text.chars().collect();
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < cs.len() {
+        // A receiver: a whole word followed by `.name(`.
+        let starts = ident(cs[i]) && cs[i].is_alphabetic() && (i == 0 || !(ident(cs[i - 1]) || cs[i - 1] == '.'));
+        if starts {
+            let r_end = (i..cs.len()).find(|&k| !ident(cs[k])).unwrap_or(cs.len());
+            let recv: String = cs[i..r_end].iter().collect();
+            if r_end < cs.len() && cs[r_end] == '.' && !MODULES.contains(&recv.as_str()) {
+                let m_end = (r_end + 1..cs.len()).find(|&k| !ident(cs[k])).unwrap_or(cs.len());
+                let method: String = cs[r_end + 1..m_end].iter().collect();
+                let open = m_end;
+                if !method.is_empty() && method.starts_with(char::is_alphabetic) && cs.get(open) == Some(&'(') {
+                    let mut depth = 0;
+                    let close = (open..cs.len()).find(|&k| {
+                        depth += i32::from(cs[k] == '(') - i32::from(cs[k] == ')');
+                        depth == 0
+                    });
+                    if let Some(close) = close {
+                        let args: String = cs[open + 1..close].iter().collect();
+                        let args = structure_calls(&args);
+                        let sep = if args.trim().is_empty() { "" } else { ", " };
+                        out.push_str(&format!("{}({recv}{sep}{})", textbook_name(&method), args.trim()));
+                        i = close + 1;
+                        continue;
+                    }
+                }
+            }
+            out.extend(&cs[i..r_end]);
+            i = r_end;
+            continue;
+        }
+        out.push(cs[i]);
+        i += 1;
+    }
+    out
+}
+
+/// Renames each procedure the input defines to its textbook form wherever it is called,
+/// so `maxHeapify(A, i)` is a call like `MAX-HEAPIFY(A, i)`, and writes operations on a
+/// structure as calls ([`structure_calls`]).
+fn textbook_names(mut lines: Vec<Line>) -> Vec<Line> {
+    let top = lines.iter().map(|l| l.indent).min().unwrap_or(0);
+    let mut names: Vec<(String, String)> = lines
+        .iter()
+        .filter(|l| l.indent == top)
+        .filter_map(|l| header_parts(header_core(&l.text)))
+        .map(|(name, _)| {
+            let canon = textbook_name(&name);
+            (name, canon)
+        })
+        .filter(|(name, canon)| name != canon && canon.chars().filter(char::is_ascii_uppercase).count() >= 2)
+        .collect();
+    // Longer names first, so `sortRange` is not renamed through `sort`.
+    names.sort_by_key(|(n, _)| std::cmp::Reverse(n.len()));
+    names.dedup();
+    for l in &mut lines {
+        if l.text.contains('.') && header_parts(header_core(&l.text)).is_none() {
+            l.text = structure_calls(&l.text);
+        }
+        for (name, canon) in &names {
+            l.text = rename_calls(&l.text, name, canon);
+        }
+    }
+    lines
+}
+
+/// `name(` → `canon(` where `name` stands as a whole word (not `x.name(`).
+fn rename_calls(text: &str, name: &str, canon: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < text.len() {
+        let rest = &text[i..];
+        let before = text[..i].chars().next_back();
+        let starts_word = !before.is_some_and(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '-'));
+        if starts_word && rest.starts_with(name) && rest[name.len()..].trim_start().starts_with('(') {
+            out.push_str(canon);
+            i += name.len();
+            continue;
+        }
+        let c = rest.chars().next().unwrap_or(' ');
+        out.push(c);
+        i += c.len_utf8();
+    }
+    out
 }
 
 /// Recognizes each line's keyword; inline statements become synthetic child lines.
@@ -246,11 +467,13 @@ fn first_word(s: &str) -> (String, &str) {
 
 fn recognize(text: &str, outermost: bool) -> (Kind, Option<String>) {
     let (w, rest) = first_word(text);
-    let strip = |s: &str| strip_trailing(s, &["then", "do"]).to_string();
+    let strip = |s: &str| opener(s).to_string();
     match w.as_str() {
         "if" => split_inline(rest, Kind::If),
-        "elseif" => split_inline(rest, Kind::Elif),
+        "elseif" | "elif" | "elsif" => split_inline(rest, Kind::Elif),
         "else" => {
+            let rest = rest.strip_prefix(':').map_or(rest, str::trim_start);
+            let rest = opener(rest);
             let (w2, rest2) = first_word(rest);
             if w2 == "if" {
                 split_inline(rest2, Kind::Elif)
@@ -262,56 +485,138 @@ fn recognize(text: &str, outermost: bool) -> (Kind, Option<String>) {
         }
         "while" => (Kind::While(strip(rest)), None),
         "until" => (Kind::Until(rest.to_string()), None),
-        "repeat" if rest.is_empty() => (Kind::Repeat, None),
+        "repeat" if opener(rest).is_empty() => (Kind::Repeat, None),
+        "foreach" | "forall" => (Kind::Each(strip(rest)), None),
         "return" => {
             let v = rest.trim();
             (Kind::Return((!v.is_empty()).then(|| v.to_string())), None)
         }
         "for" => {
             let (w2, rest2) = first_word(rest);
-            if w2 == "each" || w2 == "all" {
+            if w2 == "each" || w2 == "all" || w2 == "every" {
                 (Kind::Each(strip(rest2)), None)
             } else {
-                let head = strip(rest);
-                match split_range(&head) {
-                    Some((start, dir, bound)) => (
-                        Kind::For {
-                            start,
-                            dir: Some(dir),
-                            bound,
-                        },
-                        None,
-                    ),
-                    None => (
-                        Kind::For {
-                            start: head,
-                            dir: None,
-                            bound: String::new(),
-                        },
-                        None,
-                    ),
-                }
+                (for_head(&strip(rest)), None)
             }
         }
-        _ => match (call_parts(text), header_parts(text)) {
+        _ => match (call_parts(text), header_parts(header_core(text))) {
             (_, Some((name, params))) if outermost => (Kind::Header { name, params }, None),
             (Some(_), _) => (Kind::Call(text.trim().to_string()), None),
-            _ => (Kind::Plain(text.trim().to_string()), None),
+            // A statement that is only `name(args)`, in any case, calls a procedure.
+            (None, _) => match header_parts(text) {
+                Some((name, args)) if !name.contains('-') && !is_output(&name) => {
+                    (Kind::Call(format!("{}({args})", textbook_name(&name))), None)
+                }
+                _ => (Kind::Plain(text.trim().to_string()), None),
+            },
         },
     }
 }
 
-/// `TEST then S` → the test and the inline statement.
+/// A loop header after `for`: `i = 1 to n`, `i from 1 to n`, `i from n down to 1`,
+/// `i in range(1, n + 1)` (counted), `v in G.adj[u]` (over a collection).
+fn for_head(head: &str) -> Kind {
+    let head = head.replace(" down to ", " downto ");
+    if let Some(i) = find_word(&head, "in") {
+        let var = head[..i].trim();
+        let over = head[i + 2..].trim();
+        if let Some(args) = over.strip_prefix("range(").and_then(|a| a.strip_suffix(')')) {
+            let args = split_args(args);
+            let (from, to, step) = match args.as_slice() {
+                [n] => ("0".to_string(), n.clone(), None),
+                [a, b] => (a.clone(), b.clone(), None),
+                [a, b, s] => (a.clone(), b.clone(), Some(s.clone())),
+                _ => return Kind::Each(head.clone()),
+            };
+            let down = step.is_some_and(|s| s.trim_start().starts_with('-'));
+            // `range` stops before its end: `range(1, n + 1)` runs to `n`.
+            let (dir, bound) = match (down, to.strip_suffix("+ 1"), to.strip_suffix("- 1")) {
+                (false, Some(t), _) => ("to", t.trim_end().to_string()),
+                (false, None, _) => ("to", format!("{to} - 1")),
+                (true, _, Some(t)) => ("downto", t.trim_end().to_string()),
+                (true, _, None) => ("downto", format!("{to} + 1")),
+            };
+            return Kind::For {
+                start: format!("{var} = {from}"),
+                dir: Some(dir),
+                bound,
+            };
+        }
+        if split_range(&head).is_none() {
+            return Kind::Each(head.clone());
+        }
+    }
+    match split_range(&head) {
+        Some((start, dir, bound)) => {
+            // `i from 1` is `i = 1`.
+            let start = match find_word(&start, "from") {
+                Some(i) => format!("{} = {}", start[..i].trim(), start[i + 4..].trim()),
+                None => start,
+            };
+            Kind::For {
+                start,
+                dir: Some(dir),
+                bound,
+            }
+        }
+        None if head.contains('∈') => Kind::Each(head),
+        None => Kind::For {
+            start: head,
+            dir: None,
+            bound: String::new(),
+        },
+    }
+}
+
+/// Arguments split at top-level commas.
+fn split_args(s: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut depth = 0i32;
+    for c in s.chars() {
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(String::new());
+                continue;
+            }
+            _ => {}
+        }
+        out.last_mut().unwrap().push(c);
+    }
+    out.into_iter().map(|a| a.trim().to_string()).collect()
+}
+
+/// A test or loop head without the word or mark that opens its suite: `then`, `do`,
+/// a trailing `:` or `{`.
+fn opener(s: &str) -> &str {
+    let t = s.trim_end();
+    let t = match t.strip_suffix(['{', ':']) {
+        Some(h) if !h.ends_with(':') => h.trim_end(),
+        _ => t,
+    };
+    strip_trailing(t, &["then", "do"])
+}
+
+/// `TEST then S` (or `TEST: S`) → the test and the inline statement.
 fn split_inline(rest: &str, mk: fn(String) -> Kind) -> (Kind, Option<String>) {
-    if let Some(i) = find_word(rest, "then") {
-        let after = rest[i + 4..].trim();
+    let colon = rest
+        .char_indices()
+        .scan(0i32, |depth, (i, c)| {
+            *depth += i32::from(matches!(c, '(' | '[' | '{')) - i32::from(matches!(c, ')' | ']' | '}'));
+            Some((i, c, *depth))
+        })
+        .find(|&(i, c, d)| c == ':' && d == 0 && !rest[i + 1..].starts_with('='))
+        .map(|(i, _, _)| (i, 1));
+    if let Some((i, len)) = find_word(rest, "then").map(|i| (i, 4)).or(colon) {
+        let after = rest[i + len..].trim().trim_start_matches('{').trim_start();
         let test = rest[..i].trim().to_string();
         if !after.is_empty() {
             return (mk(test), Some(after.to_string()));
         }
         return (mk(test), None);
     }
-    (mk(rest.trim().to_string()), None)
+    (mk(opener(rest).to_string()), None)
 }
 
 fn strip_trailing<'a>(s: &'a str, words: &[&str]) -> &'a str {
@@ -518,8 +823,8 @@ enum Node {
         otherwise: Option<(usize, Vec<Node>)>,
     },
     Loop(usize, Vec<Node>),
-    /// Body and the index of the `until` line.
-    Repeat(Vec<Node>, usize),
+    /// The `repeat` line, the body and the `until` line.
+    Repeat(usize, Vec<Node>, usize),
 }
 
 /// The statements at indentation `level` from `pos` on.
@@ -587,7 +892,7 @@ fn block(
                         "`repeat` without `until` at the same indentation",
                     ));
                 }
-                out.push(Node::Repeat(body, *pos));
+                out.push(Node::Repeat(i, body, *pos));
                 *pos += 1;
             }
             Kind::Until(_) => {
@@ -619,8 +924,23 @@ fn children(
     }
 }
 
-fn emit(nodes: &[Node], lines: &[Line], d: &Decided, depth: usize, out: &mut String) {
-    let pad = "    ".repeat(depth);
+/// P-code being written, with the input line of each line.
+#[derive(Default)]
+struct Out {
+    text: String,
+    source: Vec<u32>,
+}
+
+impl Out {
+    fn line(&mut self, depth: usize, s: String, no: u32) {
+        self.text.push_str(&"    ".repeat(depth));
+        self.text.push_str(&s);
+        self.text.push('\n');
+        self.source.push(no);
+    }
+}
+
+fn emit(nodes: &[Node], lines: &[Line], d: &Decided, depth: usize, out: &mut Out) {
     let class = |i: usize| d.class[i].unwrap_or(LineClass::Text);
     for n in nodes {
         match n {
@@ -635,7 +955,7 @@ fn emit(nodes: &[Node], lines: &[Line], d: &Decided, depth: usize, out: &mut Str
                     Kind::Plain(t) => mark(t, class(*i)),
                     _ => String::new(),
                 };
-                out.push_str(&format!("{pad}{s}\n"));
+                out.line(depth, s, lines[*i].no);
             }
             Node::If { arms, otherwise } => {
                 for (k, (i, body)) in arms.iter().enumerate() {
@@ -643,11 +963,11 @@ fn emit(nodes: &[Node], lines: &[Line], d: &Decided, depth: usize, out: &mut Str
                         continue;
                     };
                     let kw = if k == 0 { "if" } else { "elseif" };
-                    out.push_str(&format!("{pad}{kw} {}\n", test(t, class(*i))));
+                    out.line(depth, format!("{kw} {}", test(t, class(*i))), lines[*i].no);
                     emit_suite(body, lines, d, depth, out);
                 }
-                if let Some((_, body)) = otherwise {
-                    out.push_str(&format!("{pad}else\n"));
+                if let Some((e, body)) = otherwise {
+                    out.line(depth, "else".into(), lines[*e].no);
                     emit_suite(body, lines, d, depth, out);
                 }
             }
@@ -666,14 +986,14 @@ fn emit(nodes: &[Node], lines: &[Line], d: &Decided, depth: usize, out: &mut Str
                     Kind::For { start, .. } => format!("for {}", mark(start, c)),
                     _ => String::new(),
                 };
-                out.push_str(&format!("{pad}{head}\n"));
+                out.line(depth, head, lines[*i].no);
                 emit_suite(body, lines, d, depth, out);
             }
-            Node::Repeat(body, u) => {
-                out.push_str(&format!("{pad}repeat\n"));
+            Node::Repeat(r, body, u) => {
+                out.line(depth, "repeat".into(), lines[*r].no);
                 emit_suite(body, lines, d, depth, out);
                 if let Kind::Until(t) = &lines[*u].kind {
-                    out.push_str(&format!("{pad}until {}\n", test(t, class(*u))));
+                    out.line(depth, format!("until {}", test(t, class(*u))), lines[*u].no);
                 }
             }
         }
@@ -681,9 +1001,10 @@ fn emit(nodes: &[Node], lines: &[Line], d: &Decided, depth: usize, out: &mut Str
 }
 
 /// A suite in p-code needs at least one statement; an empty one gets a placeholder.
-fn emit_suite(body: &[Node], lines: &[Line], d: &Decided, depth: usize, out: &mut String) {
+fn emit_suite(body: &[Node], lines: &[Line], d: &Decided, depth: usize, out: &mut Out) {
     if body.is_empty() {
-        out.push_str(&format!("{}@do nothing@\n", "    ".repeat(depth + 1)));
+        let no = out.source.last().copied().unwrap_or(1);
+        out.line(depth + 1, "@do nothing@".into(), no);
     } else {
         emit(body, lines, d, depth + 1, out);
     }
@@ -767,6 +1088,82 @@ mod tests {
         );
         assert_eq!(call_parts("max(a, b)"), None);
         assert_eq!(call_parts("F(x) + G(y)"), None);
+    }
+
+    #[test]
+    fn headers_of_other_styles() {
+        let core = |t: &str| header_parts(header_core(t));
+        let bfs = Some(("BFS".to_string(), "G, s".to_string()));
+        assert_eq!(core("procedure BFS(G, s) is"), bfs);
+        assert_eq!(core("def BFS(G, s):"), bfs);
+        assert_eq!(core("function BFS(G, s) -> list {"), bfs);
+        assert_eq!(core("Algorithm BFS(G, s)"), bfs);
+        assert_eq!(core("BFS(G, s)"), bfs);
+        // Not headers: an expression, a statement with a call in it.
+        assert_eq!(core("F(x) + G(y)"), None);
+        assert_eq!(core("x = f(a)"), None);
+    }
+
+    #[test]
+    fn procedure_names_as_a_textbook_writes_them() {
+        assert_eq!(textbook_name("floydWarshall"), "FLOYD-WARSHALL");
+        assert_eq!(textbook_name("max_heapify"), "MAX-HEAPIFY");
+        assert_eq!(textbook_name("LCSLength"), "LCS-LENGTH");
+        assert_eq!(textbook_name("BFS"), "BFS");
+        assert_eq!(textbook_name("merge2"), "MERGE2");
+        assert_eq!(rename_calls("x = maxHeapify(A, i) + q.maxHeapify(B)", "maxHeapify", "MAX-HEAPIFY"), "x = MAX-HEAPIFY(A, i) + q.maxHeapify(B)");
+    }
+
+    #[test]
+    fn operations_on_a_structure_are_calls() {
+        assert_eq!(structure_calls("Q.enqueue(s)"), "ENQUEUE(Q, s)");
+        assert_eq!(structure_calls("u := Q.extractMin()"), "u := EXTRACT-MIN(Q)");
+        assert_eq!(structure_calls("H.decrease_key(v, d[u] + w(u, v))"), "DECREASE-KEY(H, v, d[u] + w(u, v))");
+        // Fields, library modules and chained receivers stay.
+        assert_eq!(structure_calls("v.d = u.d + 1"), "v.d = u.d + 1");
+        assert_eq!(structure_calls("x = math.floor(n / 2)"), "x = math.floor(n / 2)");
+        assert_eq!(structure_calls("G.adj[u].add(v)"), "G.adj[u].add(v)");
+    }
+
+    #[test]
+    fn loop_heads_of_other_styles() {
+        let counted = |start: &str, dir: &'static str, bound: &str| Kind::For { start: start.into(), dir: Some(dir), bound: bound.into() };
+        let same = |a: Kind, b: Kind| format!("{a:?}") == format!("{b:?}");
+        assert!(same(for_head("k from 1 to n"), counted("k = 1", "to", "n")));
+        assert!(same(for_head("i from n down to 2"), counted("i = n", "downto", "2")));
+        assert!(same(for_head("i in range(1, n + 1)"), counted("i = 1", "to", "n")));
+        assert!(same(for_head("i in range(n)"), counted("i = 0", "to", "n - 1")));
+        assert!(same(for_head("i in range(n, 1, -1)"), counted("i = n", "downto", "1 + 1")));
+        assert!(same(for_head("i in range(n, 0, -1)"), counted("i = n", "downto", "0 + 1")));
+        assert!(same(for_head("v in G.adj[u]"), Kind::Each("v in G.adj[u]".into())));
+        assert!(same(for_head("i = 1 to n"), counted("i = 1", "to", "n")));
+    }
+
+    #[test]
+    fn block_ends_and_specifications_carry_no_step() {
+        for l in ["end", "end if", "END WHILE", "endfor", "fi", "od", "done", "}", "begin", "end procedure"] {
+            assert!(is_block_end(l), "{l}");
+        }
+        for l in ["end = n", "end of the list is reached here", "x := 0"] {
+            assert!(!is_block_end(l), "{l}");
+        }
+        assert!(is_specification("Input: a graph G and a source s"));
+        assert!(is_specification("Output: d"));
+        assert!(!is_specification("output := 0"));
+        assert_eq!(strip_comment("x = 1  # the count"), "x = 1  ");
+        assert_eq!(strip_comment("# a note"), "");
+        assert_eq!(strip_comment("A[#x] = 1"), "A[#x] = 1");
+    }
+
+    #[test]
+    fn python_suites_open_with_a_colon() {
+        let (k, inline) = recognize("if x > y: return x", false);
+        assert!(matches!(k, Kind::If(ref t) if t == "x > y"), "{k:?}");
+        assert_eq!(inline.as_deref(), Some("return x"));
+        assert!(matches!(recognize("elif A[i:j] == B:", false).0, Kind::Elif(ref t) if t == "A[i:j] == B"));
+        assert!(matches!(recognize("else:", false).0, Kind::Else));
+        assert!(matches!(recognize("while q:", false).0, Kind::While(ref t) if t == "q"));
+        assert!(matches!(recognize("x := y", false).0, Kind::Plain(_)));
     }
 
     #[test]

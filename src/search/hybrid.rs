@@ -101,6 +101,8 @@ pub struct Query {
     /// The query's words without markup or line numbers.
     pub words: String,
     pub procedures: Vec<String>,
+    /// The procedures are named by the user (not wrapped statements).
+    pub named: bool,
     /// Index of the main procedure in `procedures`.
     pub main: usize,
     pub shapes: Vec<Shape>,
@@ -129,7 +131,7 @@ pub fn plain_words(src: &str) -> String {
 
 impl Query {
     pub fn parse(src: &str, name: &Path, clf: impl FnOnce() -> Result<Classifier, PcodeError>) -> Result<Query, SearchError> {
-        let (pcode, converted, line_map) = to_pcode(src, clf).map_err(|e| e.with_file(&name.display().to_string()))?;
+        let super::QueryPcode { pcode, converted, line_map, named } = to_pcode(src, clf).map_err(|e| e.with_file(&name.display().to_string()))?;
         let icfg = crate::pcode::icfg(&pcode, name).map_err(|e| e.with_file(&name.display().to_string()))?;
         let shapes = Shape::all(&icfg);
         if icfg.functions.is_empty() {
@@ -170,6 +172,7 @@ impl Query {
             nodes,
             node_of,
             procedures,
+            named,
             main,
             shapes,
             tree,
@@ -177,6 +180,16 @@ impl Query {
             looped,
             lines: lines.len().max(1) as u32,
         })
+    }
+
+    /// The procedure names the user wrote: none for statements without a header, whose
+    /// wrapper's name would match functions by accident.
+    pub fn names(&self) -> &[String] {
+        if self.named {
+            &self.procedures
+        } else {
+            &[]
+        }
     }
 
     /// The form of the query a candidate was aligned with.
@@ -326,7 +339,7 @@ fn subtree_ends(s: &Shape) -> Vec<u32> {
 
 /// The query's function-level text vector: its procedure names as words, then its English.
 fn dense_query(index: &Index, encs: &TextEncoders, q: &Query) -> Result<[f32; DIM], SearchError> {
-    let names: Vec<String> = q.procedures.iter().map(|p| crate::index::name_words(p)).collect();
+    let names: Vec<String> = q.names().iter().map(|p| crate::index::name_words(p)).collect();
     Ok(index.function_encoder(encs)?.encode(&[format!("{}. {}", names.join(", "), q.words).as_str()])?.remove(0))
 }
 
@@ -350,7 +363,7 @@ pub fn candidates(index: &mut Index, encs: &TextEncoders, q: &Query, opts: &Hybr
     };
 
     // Lexical.
-    let qt = query_terms(&q.words, &q.procedures);
+    let qt = query_terms(&q.words, q.names());
     let lex = index.lexical.search(&qt.terms);
     if opts.retrievers[LEXICAL] {
         let scored: Vec<(u32, f32)> = lex.score.iter().enumerate().filter(|(_, &s)| s > 0.0).map(|(f, &s)| (f as u32, s)).collect();
@@ -883,12 +896,12 @@ pub fn search(
                 to_fragments(index, &q, &cands)?
             }
             Method::Bm25 => {
-                let lex = index.lexical.search(&query_terms(&q.words, &q.procedures).terms);
+                let lex = index.lexical.search(&query_terms(&q.words, q.names()).terms);
                 let scored: Vec<(u32, f32)> = lex.score.iter().enumerate().filter(|(_, &s)| s > 0.0).map(|(f, &s)| (f as u32, s)).collect();
                 function_fragments(index, &top_k(&scored, top), &|r, s| format!("lexical: BM25F {s:.2}, rank {}", r + 1))?
             }
             Method::Name => {
-                let qt = query_terms("", &q.procedures);
+                let qt = query_terms("", q.names());
                 let lex = index.lexical.search(&qt.terms);
                 // Name words in the name count fully, in the comment half; shorter functions first.
                 let mut scored: Vec<(u32, f32, u32)> = (0..lex.score.len())

@@ -133,9 +133,20 @@ pub struct SearchResult {
     pub timings: Timings,
 }
 
+/// A query as p-code.
+pub struct QueryPcode {
+    pub pcode: String,
+    /// It was plain pseudocode, converted.
+    pub converted: bool,
+    /// For each p-code line, its line in the query.
+    pub line_map: Vec<u32>,
+    /// Its procedures carry the names the user wrote; false when statements without a
+    /// header were wrapped in one.
+    pub named: bool,
+}
+
 /// Turns query text into p-code: p-code as is, plain pseudocode through the converter.
-/// Returns the p-code, whether it was converted, and for each p-code line its query line.
-pub fn to_pcode(src: &str, clf: impl FnOnce() -> Result<Classifier, PcodeError>) -> Result<(String, bool, Vec<u32>), PcodeError> {
+pub fn to_pcode(src: &str, clf: impl FnOnce() -> Result<Classifier, PcodeError>) -> Result<QueryPcode, PcodeError> {
     if src.trim().is_empty() {
         return Err(PcodeError::Syntax(Box::new(pcode::SyntaxError {
             file: String::new(),
@@ -149,27 +160,25 @@ pub fn to_pcode(src: &str, clf: impl FnOnce() -> Result<Classifier, PcodeError>)
     }
     let identity = |s: &str| (1..=s.lines().count() as u32).collect::<Vec<_>>();
     match pcode::parse(src) {
-        Ok(_) => Ok((src.to_string(), false, identity(src))),
+        Ok(_) => Ok(QueryPcode { pcode: src.to_string(), converted: false, line_map: identity(src), named: true }),
         // Marked text that does not parse is a p-code error worth showing as such.
         Err(e) if src.contains('$') || src.contains('@') => Err(e),
         Err(_) => {
             let clf = clf()?;
-            // The converter writes one line per non-blank input line.
-            let nonblank: Vec<u32> = src.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()).map(|(i, _)| i as u32 + 1).collect();
-            let (conv, map) = match pcode::convert(src, &clf) {
-                Ok(c) => (c, nonblank),
+            let (conv, named) = match pcode::convert(src, &clf) {
+                Ok(c) => (c, true),
                 // Statements without a procedure header: search them as the body of one.
                 Err(e) => {
+                    let nonblank: Vec<u32> = src.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()).map(|(i, _)| i as u32 + 1).collect();
                     let body: String = src.lines().filter(|l| !l.trim().is_empty()).map(|l| format!("    {l}\n")).collect();
-                    match pcode::convert(&format!("QUERY()\n{body}"), &clf) {
-                        Ok(c) => (c, std::iter::once(nonblank.first().copied().unwrap_or(1)).chain(nonblank).collect()),
-                        Err(_) => return Err(e),
-                    }
+                    let mut c = pcode::convert(&format!("QUERY()\n{body}"), &clf).map_err(|_| e)?;
+                    // Line k + 1 of the wrapped text is the k-th non-blank line; the header is the first.
+                    let first = nonblank.first().copied().unwrap_or(1);
+                    c.source = c.source.iter().map(|&k| if k <= 1 { first } else { nonblank.get(k as usize - 2).copied().unwrap_or(first) }).collect();
+                    (c, false)
                 }
             };
-            let out_lines = conv.pcode.lines().count();
-            let map = if map.len() == out_lines { map } else { identity(&conv.pcode) };
-            Ok((conv.pcode, true, map))
+            Ok(QueryPcode { pcode: conv.pcode, converted: true, line_map: conv.source, named })
         }
     }
 }
@@ -219,7 +228,7 @@ pub fn pseudo(
 ) -> Result<SearchResult, SearchError> {
     let t0 = Instant::now();
     let enc = index.statement_encoder(encs)?;
-    let (pc, converted, line_map) = to_pcode(src, clf).map_err(|e| e.with_file(&name.display().to_string()))?;
+    let QueryPcode { pcode: pc, converted, line_map, .. } = to_pcode(src, clf).map_err(|e| e.with_file(&name.display().to_string()))?;
     let q = pcode::icfg(&pc, name).map_err(|e| e.with_file(&name.display().to_string()))?;
     let qv = query_vectors(index, enc, &q, &line_map)?;
     if qv.nodes.is_empty() {
