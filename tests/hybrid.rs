@@ -56,8 +56,12 @@ fn hit_rank(frags: &[Fragment], file: &str, lines: (u32, u32)) -> Option<usize> 
         .map(|i| i + 1)
 }
 
+fn styled(style: &str, name: &str) -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/algo/styles").join(style).join(name)).unwrap()
+}
+
 /// igraph's shortest-path code: Floyd–Warshall beside Dijkstra, Bellman–Ford, Johnson and
-/// BFS, as written and anonymized.
+/// BFS, as written and anonymized; the query as CLRS, a wiki and a Python-like text write it.
 #[test]
 fn floyd_warshall_in_igraph_as_is_and_renamed() {
     let root = fetch("igraph").unwrap().join("src/paths");
@@ -68,6 +72,11 @@ fn floyd_warshall_in_igraph_as_is_and_renamed() {
     let fw = (58, 141);
     for (what, r) in [("as is", root), ("renamed", renamed)] {
         let mut idx = build(&[r], &tmp.path().join(format!("index-{}", what.replace(' ', "-"))), &enc);
+        for (style, text) in [("wiki", styled("wiki", "floyd-warshall.txt")), ("python", styled("python", "floyd-warshall.txt"))] {
+            let frags = search(&mut idx, &enc, &text, Method::Hybrid).unwrap();
+            let rank = hit_rank(&frags, "floyd_warshall.c", fw);
+            assert!(rank.is_some_and(|r| r <= 3), "{what}, {style} style: Floyd–Warshall at {rank:?}");
+        }
         let frags = search(&mut idx, &enc, &query("floyd-warshall.txt"), Method::Hybrid).unwrap();
         let rank = hit_rank(&frags, "floyd_warshall.c", fw);
         assert!(rank.is_some_and(|r| r <= 3), "{what}: Floyd–Warshall at {rank:?}");

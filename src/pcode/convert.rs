@@ -344,6 +344,11 @@ const MODULES: [&str; 14] =
 /// An operation written on its structure, `Q.enqueue(v)` or `Q.extractMin()`, as the
 /// textbook writes it: `ENQUEUE(Q, v)`, `EXTRACT-MIN(Q)`.
 fn structure_calls(text: &str) -> String {
+    structure_calls_in(text, 0)
+}
+
+/// Operations nested in arguments are rewritten too, a few levels deep.
+fn structure_calls_in(text: &str, level: usize) -> String {
     let cs: Vec<char> = text.chars().collect();
     let ident = |c: char| c.is_alphanumeric() || c == '_';
     let mut out = String::with_capacity(text.len());
@@ -354,7 +359,7 @@ fn structure_calls(text: &str) -> String {
         if starts {
             let r_end = (i..cs.len()).find(|&k| !ident(cs[k])).unwrap_or(cs.len());
             let recv: String = cs[i..r_end].iter().collect();
-            if r_end < cs.len() && cs[r_end] == '.' && !MODULES.contains(&recv.as_str()) {
+            if level < 8 && r_end < cs.len() && cs[r_end] == '.' && !MODULES.contains(&recv.as_str()) {
                 let m_end = (r_end + 1..cs.len()).find(|&k| !ident(cs[k])).unwrap_or(cs.len());
                 let method: String = cs[r_end + 1..m_end].iter().collect();
                 let open = m_end;
@@ -366,7 +371,7 @@ fn structure_calls(text: &str) -> String {
                     });
                     if let Some(close) = close {
                         let args: String = cs[open + 1..close].iter().collect();
-                        let args = structure_calls(&args);
+                        let args = structure_calls_in(&args, level + 1);
                         let sep = if args.trim().is_empty() { "" } else { ", " };
                         out.push_str(&format!("{}({recv}{sep}{})", textbook_name(&method), args.trim()));
                         i = close + 1;
