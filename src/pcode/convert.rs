@@ -507,7 +507,8 @@ fn recognize(text: &str, outermost: bool) -> (Kind, Option<String>) {
         _ => match (call_parts(text), header_parts(header_core(text))) {
             (_, Some((name, params))) if outermost => (Kind::Header { name, params }, None),
             (Some(_), _) => (Kind::Call(text.trim().to_string()), None),
-            // A statement that is only `name(args)`, in any case, calls a procedure.
+            // A statement that is only `name(args)`, in any case, calls a procedure (a
+            // hyphen in the name is a minus: `x-f(y)`).
             (None, _) => match header_parts(text) {
                 Some((name, args)) if !name.contains('-') && !is_output(&name) => {
                     (Kind::Call(format!("{}({args})", textbook_name(&name))), None)
@@ -522,6 +523,7 @@ fn recognize(text: &str, outermost: bool) -> (Kind, Option<String>) {
 /// `i in range(1, n + 1)` (counted), `v in G.adj[u]` (over a collection).
 fn for_head(head: &str) -> Kind {
     let head = head.replace(" down to ", " downto ");
+    let range = split_range(&head);
     if let Some(i) = find_word(&head, "in") {
         let var = head[..i].trim();
         let over = head[i + 2..].trim();
@@ -547,11 +549,11 @@ fn for_head(head: &str) -> Kind {
                 bound,
             };
         }
-        if split_range(&head).is_none() {
+        if range.is_none() {
             return Kind::Each(head.clone());
         }
     }
-    match split_range(&head) {
+    match range {
         Some((start, dir, bound)) => {
             // `i from 1` is `i = 1`.
             let start = match find_word(&start, "from") {
