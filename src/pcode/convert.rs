@@ -292,21 +292,17 @@ fn header_core(text: &str) -> &str {
     } else {
         t
     };
-    let Some(open) = t.find('(') else { return t };
-    let mut depth = 0i32;
-    for (i, c) in t[open..].char_indices() {
-        depth += i32::from(c == '(') - i32::from(c == ')');
-        if depth == 0 {
-            let end = open + i + 1;
-            let tail = t[end..].trim();
-            let style = tail.is_empty()
-                || matches!(tail, ":" | "is" | "begin" | "{" | "is begin" | "=")
-                || tail.starts_with("->")
-                || (tail.starts_with(':') && !tail.starts_with(":="));
-            return if style { &t[..end] } else { t };
-        }
+    let Some(end) = t.find('(').and_then(|open| closing(t, open)).map(|close| close + 1) else { return t };
+    let tail = t[end..].trim();
+    let style = tail.is_empty()
+        || matches!(tail, ":" | "is" | "begin" | "{" | "is begin" | "=")
+        || tail.starts_with("->")
+        || (tail.starts_with(':') && !tail.starts_with(":="));
+    if style {
+        &t[..end]
+    } else {
+        t
     }
-    t
 }
 
 /// `floydWarshall`, `floyd_warshall`, `LCSLength` → `FLOYD-WARSHALL`, `LCS-LENGTH`.
@@ -349,44 +345,49 @@ fn structure_calls(text: &str) -> String {
 
 /// Operations nested in arguments are rewritten too, a few levels deep.
 fn structure_calls_in(text: &str, level: usize) -> String {
-    let cs: Vec<char> = text.chars().collect();
     let ident = |c: char| c.is_alphanumeric() || c == '_';
+    let word_end = |from: usize| text[from..].find(|c: char| !ident(c)).map_or(text.len(), |k| from + k);
     let mut out = String::with_capacity(text.len());
     let mut i = 0;
-    while i < cs.len() {
+    while let Some(c) = text[i..].chars().next() {
         // A receiver: a whole word followed by `.name(`.
-        let starts = ident(cs[i]) && cs[i].is_alphabetic() && (i == 0 || !(ident(cs[i - 1]) || cs[i - 1] == '.'));
-        if starts {
-            let r_end = (i..cs.len()).find(|&k| !ident(cs[k])).unwrap_or(cs.len());
-            let recv: String = cs[i..r_end].iter().collect();
-            if level < 8 && r_end < cs.len() && cs[r_end] == '.' && !MODULES.contains(&recv.as_str()) {
-                let m_end = (r_end + 1..cs.len()).find(|&k| !ident(cs[k])).unwrap_or(cs.len());
-                let method: String = cs[r_end + 1..m_end].iter().collect();
-                let open = m_end;
-                if !method.is_empty() && method.starts_with(char::is_alphabetic) && cs.get(open) == Some(&'(') {
-                    let mut depth = 0;
-                    let close = (open..cs.len()).find(|&k| {
-                        depth += i32::from(cs[k] == '(') - i32::from(cs[k] == ')');
-                        depth == 0
-                    });
-                    if let Some(close) = close {
-                        let args: String = cs[open + 1..close].iter().collect();
-                        let args = structure_calls_in(&args, level + 1);
-                        let sep = if args.trim().is_empty() { "" } else { ", " };
-                        out.push_str(&format!("{}({recv}{sep}{})", textbook_name(&method), args.trim()));
-                        i = close + 1;
-                        continue;
-                    }
-                }
-            }
-            out.extend(&cs[i..r_end]);
-            i = r_end;
+        let prev = text[..i].chars().next_back();
+        if !c.is_alphabetic() || prev.is_some_and(|p| ident(p) || p == '.') {
+            out.push(c);
+            i += c.len_utf8();
             continue;
         }
-        out.push(cs[i]);
-        i += 1;
+        let r_end = word_end(i);
+        let recv = &text[i..r_end];
+        let m_end = if text[r_end..].starts_with('.') { word_end(r_end + 1) } else { r_end };
+        let method = text.get(r_end + 1..m_end).unwrap_or("");
+        let operation = level < 8 && !MODULES.contains(&recv) && method.starts_with(char::is_alphabetic) && text[m_end..].starts_with('(');
+        match operation.then(|| closing(text, m_end)).flatten() {
+            Some(close) => {
+                let args = structure_calls_in(&text[m_end + 1..close], level + 1);
+                let sep = if args.trim().is_empty() { "" } else { ", " };
+                out.push_str(&format!("{}({recv}{sep}{})", textbook_name(method), args.trim()));
+                i = close + 1;
+            }
+            None => {
+                out.push_str(recv);
+                i = r_end;
+            }
+        }
     }
     out
+}
+
+/// Byte offset of the `)` that closes the `(` at byte `open` of `s`.
+fn closing(s: &str, open: usize) -> Option<usize> {
+    let mut depth = 0i32;
+    for (i, c) in s[open..].char_indices() {
+        depth += i32::from(c == '(') - i32::from(c == ')');
+        if depth == 0 {
+            return Some(open + i);
+        }
+    }
+    None
 }
 
 /// Renames each procedure the input defines to its textbook form wherever it is called,
