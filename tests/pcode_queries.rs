@@ -13,6 +13,7 @@ mod pcommon;
 use pcommon as common;
 use beryl::graph::{EdgeKind, NodeKind};
 use beryl::pcode::{self, ProcGraph};
+use beryl::search;
 use std::path::PathBuf;
 
 fn query_files(ext: &str) -> Vec<PathBuf> {
@@ -178,6 +179,17 @@ fn quicksort_icfg_links_partition_by_call_and_return() {
     assert!(icfg.graph.edges_directed(q.entry, petgraph::Direction::Incoming).any(|e| *e.weight() == EdgeKind::Call));
 }
 
+/// Plain text with a lone `@` or `$` (Python's matrix product, a decorator, a price) is
+/// converted; text with a `$ … $` span is p-code, and its syntax errors are reported.
+#[test]
+fn only_marked_spans_make_text_p_code() {
+    let plain = "def solve(L, y, n):\n    for i in range(1, n + 1):\n        y[i] = y[i] - L[i, 1:i] @ y[1:i]\n    return y\n";
+    let q = search::to_pcode(plain, || Ok(common::classifier())).unwrap();
+    assert!(q.converted && q.pcode.starts_with("SOLVE(L, y, n)"), "{}", q.pcode);
+    let broken = "SOLVE(L, y, n\n    $y = 0$\n";
+    assert!(search::to_pcode(broken, || Ok(common::classifier())).is_err());
+}
+
 /// The same queries written in two other common styles (`bench/algo/styles/`): wiki
 /// (`procedure … is`, `:=`, `for i from 1 to n do`, `end while`) and Python-like (`def`,
 /// `range`, `elif`, trailing colons). Each must convert, with the textbook's procedure
@@ -197,6 +209,10 @@ fn restyled_queries_keep_their_structure() {
             let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
             let hand = pcode::graphs(&std::fs::read_to_string(common::root().join("queries").join(format!("{stem}.p"))).unwrap(), 0).unwrap();
             let conv = pcode::convert(&txt, &clf).unwrap_or_else(|e| panic!("{}", e.with_file(&path.display().to_string())));
+            // What `beryl search --pseudo` does with the file: convert it the same way,
+            // even where Python's matrix product `@` looks like p-code's English marker.
+            let q = search::to_pcode(&txt, || Ok(common::classifier())).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            assert!(q.converted && q.named && q.pcode == conv.pcode, "{}:\n{}", path.display(), q.pcode);
             let auto = pcode::graphs(&conv.pcode, 0).unwrap();
             let names = |p: &[ProcGraph]| p.iter().map(|p| p.meta.name.to_uppercase()).collect::<Vec<_>>();
             assert_eq!(names(&auto), names(&hand), "{}:\n{}", path.display(), conv.pcode);

@@ -145,6 +145,12 @@ pub struct QueryPcode {
     pub named: bool,
 }
 
+/// Whether the text is written in the p-language: a line holds a `$ … $` or `@ … @` span.
+/// A lone `@` is plain text's (Python's matrix product, a decorator, an annotation).
+fn marked(src: &str) -> bool {
+    src.lines().any(|l| l.matches('$').count() >= 2 || l.matches('@').count() >= 2)
+}
+
 /// Turns query text into p-code: p-code as is, plain pseudocode through the converter.
 pub fn to_pcode(src: &str, clf: impl FnOnce() -> Result<Classifier, PcodeError>) -> Result<QueryPcode, PcodeError> {
     if src.trim().is_empty() {
@@ -162,7 +168,7 @@ pub fn to_pcode(src: &str, clf: impl FnOnce() -> Result<Classifier, PcodeError>)
     match pcode::parse(src) {
         Ok(_) => Ok(QueryPcode { pcode: src.to_string(), converted: false, line_map: identity(src), named: true }),
         // Marked text that does not parse is a p-code error worth showing as such.
-        Err(e) if src.contains('$') || src.contains('@') => Err(e),
+        Err(e) if marked(src) => Err(e),
         Err(_) => {
             let clf = clf()?;
             let (conv, named) = match pcode::convert(src, &clf) {
