@@ -445,6 +445,9 @@ fn recognize_all(lines: Vec<Line>) -> Vec<Line> {
     let min_indent = lines.iter().map(|l| l.indent).min().unwrap_or(0);
     for (i, mut l) in lines.iter().cloned().enumerate() {
         let next_indent = lines.get(i + 1).map(|n| n.indent);
+        if l.indent > min_indent {
+            l.text = exchange(&l.text).unwrap_or(l.text);
+        }
         let (kind, inline) = recognize(&l.text, l.indent == min_indent);
         l.kind = kind;
         let child_indent = match next_indent {
@@ -453,6 +456,7 @@ fn recognize_all(lines: Vec<Line>) -> Vec<Line> {
         };
         out.push(l.clone());
         if let Some(stmt) = inline {
+            let stmt = exchange(&stmt).unwrap_or(stmt);
             let (kind, _) = recognize(&stmt, false);
             out.push(Line {
                 indent: child_indent,
@@ -574,6 +578,67 @@ fn for_head(head: &str) -> Kind {
             bound: String::new(),
         },
     }
+}
+
+/// A swap, however written, as the textbook writes it: `swap A[i] and A[j]`,
+/// `swap(A[i], A[j])`, Java's `swap(A, i, j)` and Python's `A[i], A[j] = A[j], A[i]` are
+/// all `exchange A[i] with A[j]` (pairs joined by `and`). `swap rows k and p of A` is
+/// prose and stays as it is.
+fn exchange(s: &str) -> Option<String> {
+    // One term: no comma or space outside brackets.
+    let term = |t: &str| !t.is_empty() && split_args(t).len() == 1 && t.matches(' ').count() == spaces_in_brackets(t);
+    let (word, rest) = first_word(s);
+    if matches!(word.to_lowercase().as_str(), "swap" | "exchange") {
+        let rest = rest.trim();
+        if let Some(args) = rest.strip_prefix('(').and_then(|r| r.strip_suffix(')')).filter(|r| closing(rest, 0) == Some(rest.len() - 1) && !r.is_empty()) {
+            let a = split_args(args);
+            return match a.as_slice() {
+                [x, y] => Some(format!("exchange {x} with {y}")),
+                [arr, i, j] if term(arr) => Some(format!("exchange {arr}[{i}] with {arr}[{j}]")),
+                _ => None,
+            };
+        }
+        for sep in ["and", "with"] {
+            if let [k] = word_positions(rest, sep)[..] {
+                let (x, y) = (rest[..k].trim(), rest[k + sep.len()..].trim());
+                if term(x) && term(y) {
+                    return Some(format!("exchange {x} with {y}"));
+                }
+            }
+        }
+        return None;
+    }
+    // Parallel assignment that swaps pairs.
+    let (lhs, rhs) = ["←", ":=", "="].iter().find_map(|op| {
+        let k = s.find(op)?;
+        let next = s[k + op.len()..].chars().next();
+        (*op != "=" || (next != Some('=') && !s[..k].ends_with(['!', '<', '>', '=', ':']))).then(|| (&s[..k], &s[k + op.len()..]))
+    })?;
+    let (l, r) = (split_args(lhs), split_args(rhs));
+    if l.len() < 2 || l.len() % 2 != 0 || l.len() != r.len() || !l.iter().all(|t| term(t)) {
+        return None;
+    }
+    let pairs: Vec<String> = l
+        .chunks(2)
+        .zip(r.chunks(2))
+        .map(|(a, b)| (a[0] == b[1] && a[1] == b[0]).then(|| format!("{} with {}", a[0], a[1])))
+        .collect::<Option<_>>()?;
+    Some(format!("exchange {}", pairs.join(" and ")))
+}
+
+/// Spaces inside brackets of `t` (`A[i + 1]` has two).
+fn spaces_in_brackets(t: &str) -> usize {
+    let mut depth = 0i32;
+    t.chars()
+        .filter(|c| {
+            match c {
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' => depth -= 1,
+                _ => {}
+            }
+            *c == ' ' && depth > 0
+        })
+        .count()
 }
 
 /// Arguments split at top-level commas.
@@ -1131,6 +1196,24 @@ mod tests {
         assert_eq!(structure_calls("v.d = u.d + 1"), "v.d = u.d + 1");
         assert_eq!(structure_calls("x = math.floor(n / 2)"), "x = math.floor(n / 2)");
         assert_eq!(structure_calls("G.adj[u].add(v)"), "G.adj[u].add(v)");
+    }
+
+    #[test]
+    fn swaps_read_as_the_textbook_writes_them() {
+        let x = |s: &str| exchange(s).unwrap_or_default();
+        assert_eq!(x("exchange A[i] with A[j]"), "exchange A[i] with A[j]");
+        assert_eq!(x("swap A[i + 1] and A[r]"), "exchange A[i + 1] with A[r]");
+        assert_eq!(x("swap(A[i], A[largest])"), "exchange A[i] with A[largest]");
+        assert_eq!(x("swap(a, i, j)"), "exchange a[i] with a[j]");
+        assert_eq!(x("A[i], A[j] = A[j], A[i]"), "exchange A[i] with A[j]");
+        assert_eq!(x("A[k], A[p], b[k], b[p] = A[p], A[k], b[p], b[k]"), "exchange A[k] with A[p] and b[k] with b[p]");
+        assert_eq!(x("x, y := y, x"), "exchange x with y");
+        // Prose, parallel assignments that do not swap, tests.
+        assert_eq!(exchange("swap rows k and p of A and entries k and p of b"), None);
+        assert_eq!(exchange("x, y = y, x + y"), None);
+        assert_eq!(exchange("L, R = [None] * n, [None] * m"), None);
+        assert_eq!(exchange("a == b"), None);
+        assert_eq!(exchange("swap(x)"), None);
     }
 
     #[test]
