@@ -588,7 +588,7 @@ fn exchange(s: &str) -> Option<String> {
     // One term: no comma or space outside brackets.
     let term = |t: &str| !t.is_empty() && split_args(t).len() == 1 && t.matches(' ').count() == spaces_in_brackets(t);
     let (word, rest) = first_word(s);
-    if matches!(word.to_lowercase().as_str(), "swap" | "exchange") {
+    if matches!(word.as_str(), "swap" | "exchange") {
         let rest = rest.trim();
         if let Some(args) = rest.strip_prefix('(').and_then(|r| r.strip_suffix(')')).filter(|r| closing(rest, 0) == Some(rest.len() - 1) && !r.is_empty()) {
             let a = split_args(args);
