@@ -586,13 +586,12 @@ fn for_head(head: &str) -> Kind {
 /// prose and stays as it is.
 fn exchange(s: &str) -> Option<String> {
     // One term: no comma or space outside brackets.
-    let term = |t: &str| !t.is_empty() && split_args(t).len() == 1 && t.matches(' ').count() == spaces_in_brackets(t);
+    let term = |t: &str| !t.is_empty() && split_args(&t.replace(' ', ",")).len() == 1;
     let (word, rest) = first_word(s);
     if matches!(word.as_str(), "swap" | "exchange") {
         let rest = rest.trim();
-        if let Some(args) = rest.strip_prefix('(').and_then(|r| r.strip_suffix(')')).filter(|r| closing(rest, 0) == Some(rest.len() - 1) && !r.is_empty()) {
-            let a = split_args(args);
-            return match a.as_slice() {
+        if let Some((_, args)) = header_parts(s).filter(|(_, a)| !a.is_empty()) {
+            return match split_args(&args).as_slice() {
                 [x, y] => Some(format!("exchange {x} with {y}")),
                 [arr, i, j] if term(arr) => Some(format!("exchange {arr}[{i}] with {arr}[{j}]")),
                 _ => None,
@@ -624,21 +623,6 @@ fn exchange(s: &str) -> Option<String> {
         .map(|(a, b)| (a[0] == b[1] && a[1] == b[0]).then(|| format!("{} with {}", a[0], a[1])))
         .collect::<Option<_>>()?;
     Some(format!("exchange {}", pairs.join(" and ")))
-}
-
-/// Spaces inside brackets of `t` (`A[i + 1]` has two).
-fn spaces_in_brackets(t: &str) -> usize {
-    let mut depth = 0i32;
-    t.chars()
-        .filter(|c| {
-            match c {
-                '(' | '[' | '{' => depth += 1,
-                ')' | ']' | '}' => depth -= 1,
-                _ => {}
-            }
-            *c == ' ' && depth > 0
-        })
-        .count()
 }
 
 /// Arguments split at top-level commas.
