@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Check the algorithm-location ground truth against the fetched corpora.
 
-Usage: scripts/check-truth.py [TRUTH_JSON] [--fetch] [--root NAME=DIR ...] [-q]
+Usage: scripts/check-truth.py [TRUTH_JSON] [--pooled POOLED_JSON] [--fetch] [--root NAME=DIR ...] [-q]
 
 For every entry and decoy of TRUTH_JSON (default: bench/algo/truth.json) this checks
 that the file exists under the corpus tree, that the 1-based inclusive line range lies
@@ -14,7 +14,8 @@ Corpus trees are found where `beryl corpus fetch PKG` puts them: the path record
 CACHE/corpora/PKG/.done, else CACHE/corpora/PKG/src/TOP_DIR, with CACHE = $BERYL_CACHE,
 else $XDG_CACHE_HOME/beryl, else ~/.cache/beryl. `--fetch` runs `beryl corpus fetch`
 ($BERYL, else target/release/beryl) for corpora that are missing; `--root NAME=DIR`
-points one corpus at a directory by hand.
+points one corpus at a directory by hand. `--pooled` adds the entries and decoys of a pooled
+judgment (bench/algo/pooled.json: `about`, `entries`, `decoys`) and checks them the same way.
 
 Exit status: 0 when everything passes, 1 on any failure, 2 on usage errors.
 Python 3 standard library only.
@@ -150,13 +151,18 @@ def check_item(item, root, lines_cache):
 
 
 def main(argv):
-    args, overrides, fetch, quiet = [], {}, False, False
+    args, overrides, fetch, quiet, pooled = [], {}, False, False, None
     it = iter(argv)
     for a in it:
         if a == "--fetch":
             fetch = True
         elif a == "-q":
             quiet = True
+        elif a == "--pooled":
+            pooled = next(it, None)
+            if not pooled:
+                print("--pooled needs a file", file=sys.stderr)
+                return 2
         elif a == "--root":
             k, _, v = next(it, "").partition("=")
             if not v:
@@ -171,6 +177,13 @@ def main(argv):
     truth_path = Path(args[0]) if args else REPO / "bench" / "algo" / "truth.json"
     truth = json.loads(truth_path.read_text())
     failures = []
+    if pooled:
+        extra = json.loads(Path(pooled).read_text())
+        if set(extra) != {"about", "entries", "decoys"}:
+            failures.append(f"{pooled}: keys {sorted(extra)} wrong (about, entries, decoys)")
+        for k in ("entries", "decoys"):
+            if isinstance(truth.get(k), list):
+                truth[k] = truth[k] + extra.get(k, [])
 
     # Shape.
     for k in ("corpora", "entries", "decoys"):

@@ -7,6 +7,7 @@ use beryl::eval::algo::{
     summarize, AlgoError, Entry, FuncRec, LocSpan, Method, QueryForm, Row, RunConfig, Setting, Truth,
 };
 use beryl::features::{CacheAt, TextEncoders};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 fn entry(alg: &str, path: &str, a: u32, b: u32) -> Entry {
@@ -80,7 +81,7 @@ fn row(alg: &str, group: &str, lang: &str, ranks: Vec<Option<usize>>) -> Row {
         group: group.into(),
         language: lang.into(),
         projects: vec![group.into()],
-        top: vec![None; ranks.len()],
+        top: vec![Vec::new(); ranks.len()],
         overlap_ranks: ranks.clone(),
         ranks,
         entries: 1,
@@ -123,6 +124,28 @@ fn truth_errors_are_clear() {
         "function": "f", "start_line": 1, "end_line": 2}]}"#;
     let e = Truth::parse(unknown, Path::new("t.json")).unwrap_err();
     assert!(e.to_string().contains("\"x\" is not among the corpora"), "{e}");
+}
+
+#[test]
+fn pooled_judgment_adds_to_the_truth() {
+    let mut truth = Truth::load(&repo().join("bench/algo/truth.json")).unwrap();
+    let (entries, decoys) = (truth.entries.len(), truth.decoys.len());
+    let added = truth.add_pooled(&repo().join("bench/algo/pooled.json")).unwrap();
+    assert!(added > 0 && truth.entries.len() == entries + added);
+    assert!(truth.decoys.len() > decoys);
+    // Judged entries are new: none repeats a filed entry of the same algorithm.
+    let filed: BTreeSet<_> = truth.entries[..entries].iter().map(|e| (&e.algorithm, &e.project, &e.path, e.start_line, e.end_line)).collect();
+    assert!(truth.entries[entries..].iter().all(|e| !filed.contains(&(&e.algorithm, &e.project, &e.path, e.start_line, e.end_line))));
+
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("pooled.json");
+    std::fs::write(&p, r#"{"about": "x", "entries": [{"algorithm": "bfs", "project": "nowhere", "path": "a.c",
+        "function": "f", "start_line": 1, "end_line": 2}], "decoys": []}"#)
+    .unwrap();
+    let e = truth.add_pooled(&p).unwrap_err();
+    assert!(e.to_string().contains("\"nowhere\" is not among the corpora"), "{e}");
+    std::fs::write(&p, r#"{"entries": [], "decoys": [], "extra": 1}"#).unwrap();
+    assert!(matches!(truth.add_pooled(&p), Err(AlgoError::Json { .. })));
 }
 
 #[test]

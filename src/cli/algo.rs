@@ -3,13 +3,16 @@
 use anyhow::{Context, Result};
 use beryl::eval::algo::{self, AlgoReport, Method, QueryForm, RunConfig, Setting, Truth};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct AlgoArgs {
     /// Ground truth (JSON shape of docs/benchmarks.md).
     #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/bench/algo/truth.json"))]
     truth: PathBuf,
+    /// Add a pooled judgment's entries and decoys to the truth (bench/algo/pooled.json).
+    #[arg(long)]
+    pooled: Option<PathBuf>,
     /// Folder of `<algorithm>.p` and `<algorithm>.txt` queries.
     #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/queries"))]
     queries: PathBuf,
@@ -67,7 +70,11 @@ pub struct AlgoArgs {
 }
 
 pub fn run(a: AlgoArgs) -> Result<()> {
-    let truth = Truth::load(&a.truth)?;
+    let mut truth = Truth::load(&a.truth)?;
+    if let Some(p) = &a.pooled {
+        let n = truth.add_pooled(p)?;
+        eprintln!("{}: {n} pooled entries added to the truth", p.display());
+    }
     anyhow::ensure!(a.queries.is_dir(), "{}: no such query folder", a.queries.display());
     let methods = if a.methods.is_empty() { Method::DEFAULT.to_vec() } else { a.methods.clone() };
     let ranker = match &a.ranker {
@@ -105,7 +112,11 @@ pub fn run(a: AlgoArgs) -> Result<()> {
     if a.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print!("{}", text(&report, &a.truth));
+        let mut truth = a.truth.display().to_string();
+        if let Some(p) = &a.pooled {
+            truth += &format!(" plus the pooled judgment {}", p.display());
+        }
+        print!("{}", text(&report, &truth));
     }
     Ok(())
 }
@@ -116,7 +127,7 @@ fn rank_cell(r: Option<usize>) -> String {
 
 /// The paper-style tables: F-rank per query and method, per-algorithm means in `one`,
 /// then MRR and hit@k per scope.
-pub fn text(r: &AlgoReport, truth_path: &Path) -> String {
+pub fn text(r: &AlgoReport, truth: &str) -> String {
     let mut s = String::new();
     let setting = match r.setting {
         Setting::One => "one project (each project its own index; an algorithm's score is the mean over the projects that implement it)",
@@ -129,7 +140,7 @@ pub fn text(r: &AlgoReport, truth_path: &Path) -> String {
     };
     s += &format!("Algorithm location, setting: {setting}{}\n", if r.renamed { ", renamed identifiers (anonymized corpora)" } else { "" });
     s += &format!("hybrid scorer: {}\n", r.ranker);
-    s += &format!("truth {}; queries {form}; bm25 always reads the .txt; top {}\n", truth_path.display(), algo::MAX_RANK);
+    s += &format!("truth {truth}; queries {form}; bm25 always reads the .txt; top {}\n", algo::MAX_RANK);
     for g in &r.groups {
         s += &format!("  group {} ({}): {}\n", g.name, g.language, g.projects.join(", "));
     }

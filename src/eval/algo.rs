@@ -98,6 +98,21 @@ pub struct Truth {
     pub decoys: Vec<Entry>,
 }
 
+/// A pooled judgment of the truth: every method's first fragments that hit no entry, read
+/// and judged like the truth was (`bench/algo/README.md`). The truth as filed was found by
+/// grepping for names, so it misses implementations nobody named; the ranking figures are
+/// reported against it and, beside, against it plus these.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pooled {
+    /// How the pool was drawn and judged.
+    pub about: String,
+    /// Judged implementations, in the shape of the truth's entries.
+    pub entries: Vec<Entry>,
+    /// Judged not to implement the algorithm.
+    pub decoys: Vec<Entry>,
+}
+
 impl Truth {
     pub fn load(path: &Path) -> Result<Truth, AlgoError> {
         let text = std::fs::read_to_string(path).map_err(io(path))?;
@@ -107,8 +122,25 @@ impl Truth {
     /// Parses and checks that entries name listed projects and sane line ranges.
     pub fn parse(text: &str, path: &Path) -> Result<Truth, AlgoError> {
         let t: Truth = serde_json::from_str(text).map_err(|error| AlgoError::Json { path: path.to_path_buf(), error })?;
-        let names: BTreeSet<&str> = t.corpora.iter().map(|c| c.name.as_str()).collect();
-        for e in t.entries.iter().chain(&t.decoys) {
+        t.check(t.entries.iter().chain(&t.decoys), path)?;
+        Ok(t)
+    }
+
+    /// Adds the entries and decoys of a pooled judgment (`bench/algo/pooled.json`); returns
+    /// how many entries it added.
+    pub fn add_pooled(&mut self, path: &Path) -> Result<usize, AlgoError> {
+        let text = std::fs::read_to_string(path).map_err(io(path))?;
+        let p: Pooled = serde_json::from_str(&text).map_err(|error| AlgoError::Json { path: path.to_path_buf(), error })?;
+        self.check(p.entries.iter().chain(&p.decoys), path)?;
+        let n = p.entries.len();
+        self.entries.extend(p.entries);
+        self.decoys.extend(p.decoys);
+        Ok(n)
+    }
+
+    fn check<'a>(&self, items: impl Iterator<Item = &'a Entry>, path: &Path) -> Result<(), AlgoError> {
+        let names: BTreeSet<&str> = self.corpora.iter().map(|c| c.name.as_str()).collect();
+        for e in items {
             let bad = |msg: String| AlgoError::Truth { path: path.to_path_buf(), msg };
             if !names.contains(e.project.as_str()) {
                 return Err(bad(format!("{} {}: project {:?} is not among the corpora", e.algorithm, e.function, e.project)));
@@ -117,7 +149,7 @@ impl Truth {
                 return Err(bad(format!("{} {} in {}: bad line range {}-{}", e.algorithm, e.function, e.path, e.start_line, e.end_line)));
             }
         }
-        Ok(t)
+        Ok(())
     }
 
     pub fn corpus(&self, name: &str) -> Option<&TruthCorpus> {
@@ -432,8 +464,9 @@ pub struct Row {
     pub projects: Vec<String>,
     /// F-rank per method, in the order of [`AlgoReport::methods`]; `None` is ">100".
     pub ranks: Vec<Option<usize>>,
-    /// The first returned fragment per method (where it points), to see what won.
-    pub top: Vec<Option<String>>,
+    /// The first [`SHOWN`] fragments per method (where each points): what won, and what a
+    /// pooled judgment of the truth reads.
+    pub top: Vec<Vec<String>>,
     /// Rank of the first fragment touching an entry, whatever its size ([`overlap_rank`]).
     pub overlap_ranks: Vec<Option<usize>>,
     /// Truth entries of the row.
@@ -518,6 +551,13 @@ impl Locator {
         }
         LocSpan { project: String::new(), path: path.to_string(), lines }
     }
+}
+
+/// Fragments per method and row kept in the report.
+pub const SHOWN: usize = 10;
+
+fn shown(frags: &[Vec<LocSpan>]) -> Vec<String> {
+    frags.iter().take(SHOWN).filter_map(|f| describe(f)).collect()
 }
 
 fn describe(f: &[LocSpan]) -> Option<String> {
@@ -841,7 +881,7 @@ pub fn run(cfg: &RunConfig) -> Result<AlgoReport, AlgoError> {
         let loc = Locator { roots: g.projects.iter().map(|p| (roots[p].clone(), p.clone())).collect() };
         let entries_of = |a: &str| -> Vec<&Entry> { truth.entries.iter().filter(|e| e.algorithm == a && g.projects.contains(&e.project)).collect() };
         let mut ranks: Vec<Vec<Option<usize>>> = vec![vec![None; methods.len()]; algos.len()];
-        let mut tops: Vec<Vec<Option<String>>> = vec![vec![None; methods.len()]; algos.len()];
+        let mut tops: Vec<Vec<Vec<String>>> = vec![vec![Vec::new(); methods.len()]; algos.len()];
         let mut loose: Vec<Vec<Option<usize>>> = vec![vec![None; methods.len()]; algos.len()];
         let all_index_dirs: Vec<PathBuf> =
             [Method::Cb, Method::CbG, Method::Beryllium].iter().filter_map(|m| m.features()).map(|f| index_dir(&work, cfg.setting, g, f)).collect();
@@ -960,7 +1000,7 @@ pub fn run(cfg: &RunConfig) -> Result<AlgoReport, AlgoError> {
                     let frags = &frags_per_algo[i];
                     ranks[i][mi] = f_rank(frags, &entries_of(a));
                     loose[i][mi] = overlap_rank(frags, &entries_of(a));
-                    tops[i][mi] = frags.first().and_then(|f| describe(f));
+                    tops[i][mi] = shown(frags);
                 }
             }
             if cfg.progress {
@@ -1020,7 +1060,7 @@ pub fn run(cfg: &RunConfig) -> Result<AlgoReport, AlgoError> {
                 let es: Vec<&Entry> = truth.entries.iter().filter(|e| e.algorithm == p.algorithm && rows[ri].projects.contains(&e.project)).collect();
                 rows[ri].ranks[mi] = f_rank(&frags, &es);
                 rows[ri].overlap_ranks[mi] = overlap_rank(&frags, &es);
-                rows[ri].top[mi] = frags.first().and_then(|f| describe(f));
+                rows[ri].top[mi] = shown(&frags);
             }
         }
     }
