@@ -109,9 +109,8 @@ pub struct Query {
     /// The main procedure with the procedures it calls hung under their calls.
     pub tree: Tree,
     pub profile: Profile,
-    /// The same with its recursion written as loops ([`Shape::tail_call_as_loop`],
-    /// [`Shape::recursion_as_loop`]), where a procedure of the tree calls itself: code is
-    /// as often written that way.
+    /// The same with tail calls to itself written as loops ([`Shape::tail_call_as_loop`]),
+    /// where a procedure of the tree has one: code is as often written that way.
     pub looped: Option<(Tree, Profile)>,
     /// Lines of the query's statements.
     pub lines: u32,
@@ -227,15 +226,11 @@ fn profile_of(shapes: &[Shape]) -> Profile {
     profile
 }
 
-/// The main tree and profile with every recursive procedure as a loop (a tail call as the
-/// loop's update, other calls as pushes onto a work list); `None` when the main tree holds
-/// none. Tree nodes keep the origins of the written procedures.
+/// The main tree and profile with every tail-recursive procedure as a loop; `None` when
+/// the main tree holds none. Tree nodes keep the origins of the written procedures.
 fn looped_form(icfg: &Icfg, shapes: &[Shape], main: u32) -> Option<(Tree, Profile)> {
-    let as_loop = |p: usize, s: &Shape| {
-        let calls = Shape::self_calls(icfg, p as u32);
-        s.tail_call_as_loop(&calls).or_else(|| s.recursion_as_loop(&calls))
-    };
-    let rewritten: Vec<(usize, (Shape, Vec<u16>))> = shapes.iter().enumerate().filter_map(|(p, s)| Some((p, as_loop(p, s)?))).collect();
+    let rewritten: Vec<(usize, (Shape, Vec<u16>))> =
+        shapes.iter().enumerate().filter_map(|(p, s)| Some((p, s.tail_call_as_loop(&Shape::self_calls(icfg, p as u32))?))).collect();
     if rewritten.is_empty() {
         return None;
     }
@@ -407,7 +402,7 @@ pub fn candidates(index: &mut Index, encs: &TextEncoders, q: &Query, opts: &Hybr
     }
     lap("dense", &mut t);
     // Structure: profile first, then alignment of the closest.
-    // The query as written and, if it recurses, with its recursion as loops: each
+    // The query as written and, if it has tail calls to itself, with them as loops: each
     // candidate is compared with the form it is closer to.
     let forms: Vec<(&Tree, &Profile, [f32; 18])> = std::iter::once((&q.tree, &q.profile))
         .chain(q.looped.as_ref().map(|(t, p)| (t, p)))
@@ -753,7 +748,7 @@ fn describe(c: &Candidate, q: &Query, function: &str) -> Vec<String> {
         qprofile.loops
     ));
     if c.looped {
-        r.push("structure: aligned with the query's recursion written as a loop, as iterative code has it".into());
+        r.push("structure: aligned with the query's tail call to itself written as a loop, as iterative code has it".into());
     }
     if f("tok_bag") > 0.0 {
         r.push(format!(

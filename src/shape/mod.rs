@@ -376,66 +376,6 @@ impl Shape {
         Some((Shape { nodes, callees, recursive, lines: self.lines }, orig))
     }
 
-    /// This procedure with its recursion written as a loop where the call is not a tail
-    /// call ([`Shape::tail_call_as_loop`] takes those), the way iterative code has it: a
-    /// recursion under one test with no loop around it becomes a loop on that test
-    /// (FIND-SET's `if x ≠ x.p … x.p = FIND-SET(x.p)` is a walk up the parents); any other
-    /// (DFS-VISIT's call inside its loop over the neighbours, MERGE-SORT's two calls) becomes
-    /// a loop around the whole body, the work list that iterative code pops, and each call
-    /// a statement (the push). `None` unless the procedure calls itself. Gives the shape and,
-    /// for each of its nodes, the node of `self` it stands for.
-    pub fn recursion_as_loop(&self, self_calls: &[u16]) -> Option<(Shape, Vec<u16>)> {
-        let calls: Vec<usize> = (0..self.nodes.len()).filter(|&k| self_calls.contains(&self.nodes[k].local)).collect();
-        if calls.is_empty() {
-            return None;
-        }
-        // Each call's top-level ancestor, and whether a loop holds it.
-        let mut tops = Vec::new();
-        let mut in_loop = false;
-        for &c in &calls {
-            let mut k = c;
-            while self.nodes[k].parent != TOP {
-                k = self.nodes[k].parent as usize;
-                in_loop |= self.nodes[k].role == Role::Loop;
-            }
-            if !tops.contains(&k) {
-                tops.push(k);
-            }
-        }
-        let guard = match tops[..] {
-            [g] if !in_loop && !calls.contains(&g) && self.nodes[g].role == Role::Branch => Some(g),
-            _ => None,
-        };
-        let offset = usize::from(guard.is_none());
-        let mut nodes = Vec::with_capacity(self.nodes.len() + offset);
-        let mut orig = Vec::with_capacity(self.nodes.len() + offset);
-        if guard.is_none() {
-            // The work-list loop: no test of the query's stands for it.
-            let first = self.nodes.first()?;
-            nodes.push(ShapeNode { role: Role::Loop, parent: TOP, ops: [0; 7], sub: Subscripts::default(), calls: 0, sig: 0, flow: [0; FLOW_SLOTS], ..*first });
-            orig.push(0);
-        }
-        for (k, n) in self.nodes.iter().enumerate() {
-            let mut n = *n;
-            n.parent = match n.parent {
-                TOP if guard.is_none() => 0,
-                TOP => TOP,
-                p => p + offset as u16,
-            };
-            if Some(k) == guard {
-                n.role = Role::Loop;
-            }
-            if calls.contains(&k) {
-                n.role = Role::Statement;
-                n.calls = 0;
-            }
-            nodes.push(n);
-            orig.push(k as u16);
-        }
-        let callees = self.callees.iter().map(|&(k, t)| (k + offset as u16, t)).collect();
-        Some((Shape { nodes, callees, recursive: false, lines: self.lines }, orig))
-    }
-
     /// Children of each node and the top-level nodes, in text order.
     pub fn children(&self) -> (Vec<Vec<u16>>, Vec<u16>) {
         let mut kids = vec![Vec::new(); self.nodes.len()];
@@ -586,40 +526,5 @@ mod tests {
         let quick = "QUICKSORT(A, p, r)\n    if $p < r$\n        $q = PARTITION(A, p, r)$\n        QUICKSORT(A, p, q - 1)\n        QUICKSORT(A, q + 1, r)\n";
         let (s, _) = looped(quick, 0).expect("the last call is a tail call");
         assert_eq!((s.nodes[0].role, s.recursive), (Role::Loop, true));
-    }
-
-    fn worked(src: &str, p: u32) -> Option<(Shape, Vec<u16>)> {
-        let q = crate::pcode::icfg(src, std::path::Path::new("q.p")).unwrap();
-        Shape::all(&q)[p as usize].recursion_as_loop(&Shape::self_calls(&q, p))
-    }
-
-    #[test]
-    fn other_recursion_becomes_a_loop() {
-        // One test holds the call and no loop does: the test turns into the loop (a walk
-        // up the parents), the return stays after it.
-        let find = "FIND-SET(x)\n    if $x ≠ x.p$\n        $x.p = FIND-SET(x.p)$\n    return $x.p$\n";
-        let (s, orig) = worked(find, 0).expect("FIND-SET recurses");
-        assert_eq!(s.nodes.iter().map(|n| n.role).collect::<Vec<_>>(), [Role::Loop, Role::Statement, Role::Return]);
-        assert_eq!(s.nodes.iter().map(|n| n.parent).collect::<Vec<_>>(), [TOP, 0, TOP]);
-        assert_eq!(orig, [0, 1, 2]);
-        assert_eq!((s.nodes[1].calls, s.recursive), (0, false));
-        // A call inside a loop: a work-list loop around the whole body, the call a push.
-        let visit = "DFS-VISIT(G, u)\n    $u.color = GRAY$\n    for each @vertex v in G.Adj[u]@\n        if $v.color == WHITE$\n            DFS-VISIT(G, v)\n    $u.color = BLACK$\n";
-        let plain = &Shape::all(&crate::pcode::icfg(visit, std::path::Path::new("v.p")).unwrap())[0];
-        let (s, orig) = worked(visit, 0).expect("DFS-VISIT recurses");
-        assert_eq!(s.nodes.len(), plain.nodes.len() + 1);
-        assert_eq!((s.nodes[0].role, s.nodes[0].parent, s.nodes[0].sig, s.nodes[0].ops), (Role::Loop, TOP, 0, [0; 7]));
-        assert!(s.nodes[1..].iter().all(|n| n.parent != TOP), "everything runs inside the loop");
-        assert_eq!(&orig[1..], (0..plain.nodes.len() as u16).collect::<Vec<_>>());
-        assert_eq!(s.nodes[1..].iter().map(|n| n.flow).collect::<Vec<_>>(), plain.nodes.iter().map(|n| n.flow).collect::<Vec<_>>());
-        let p = s.profile();
-        assert_eq!((p.loops, p.depth, p.recursive), (2, 2, false));
-        assert!(s.nodes.iter().all(|n| n.calls == 0));
-        // Two calls side by side, neither under a test of its own: the work list again.
-        let merge = "MERGE-SORT(A, p, r)\n    if $p ≥ r$\n        return\n    $q = ⌊(p + r) / 2⌋$\n    MERGE-SORT(A, p, q)\n    MERGE-SORT(A, q + 1, r)\n";
-        let (s, _) = worked(merge, 0).expect("MERGE-SORT recurses");
-        assert_eq!((s.nodes[0].role, s.profile().loops, s.recursive), (Role::Loop, 1, false));
-        // No call to itself: nothing to rewrite.
-        assert!(worked(FW, 0).is_none());
     }
 }
