@@ -55,6 +55,10 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> AlgoError + '_ {
     move |error| AlgoError::Io { path: path.to_path_buf(), error }
 }
 
+fn json(path: &Path) -> impl FnOnce(serde_json::Error) -> AlgoError + '_ {
+    move |error| AlgoError::Json { path: path.to_path_buf(), error }
+}
+
 // ---------------------------------------------------------------------------------------
 // Ground truth
 
@@ -121,7 +125,7 @@ impl Truth {
 
     /// Parses and checks that entries name listed projects and sane line ranges.
     pub fn parse(text: &str, path: &Path) -> Result<Truth, AlgoError> {
-        let t: Truth = serde_json::from_str(text).map_err(|error| AlgoError::Json { path: path.to_path_buf(), error })?;
+        let t: Truth = serde_json::from_str(text).map_err(json(path))?;
         t.check(t.entries.iter().chain(&t.decoys), path)?;
         Ok(t)
     }
@@ -130,7 +134,7 @@ impl Truth {
     /// how many entries it added.
     pub fn add_pooled(&mut self, path: &Path) -> Result<usize, AlgoError> {
         let text = std::fs::read_to_string(path).map_err(io(path))?;
-        let p: Pooled = serde_json::from_str(&text).map_err(|error| AlgoError::Json { path: path.to_path_buf(), error })?;
+        let p: Pooled = serde_json::from_str(&text).map_err(json(path))?;
         self.check(p.entries.iter().chain(&p.decoys), path)?;
         let n = p.entries.len();
         self.entries.extend(p.entries);
