@@ -112,13 +112,14 @@ const STOP: &[&str] = &[
     "this", "those", "through", "thus", "to", "too", "under", "until", "up", "upon", "us", "very",
     "was", "we", "were", "what", "when", "where", "whether", "which", "while", "who", "whom", "whose",
     "why", "will", "with", "within", "without", "would", "you", "your",
-    // C, C++ and Java keywords and modifiers. Type names (`double`, `char`, `long`) and
-    // `case`/`default`/`new` stay: they are also English words queries use.
+    // C, C++ and Java keywords and modifiers. Type names (`double`, `char`, `long`),
+    // `case`/`default`/`new` and `union` stay: they are also English words queries use
+    // (UNION of union-find, `UF_union`, `unionSets`).
     "auto", "break", "catch", "class", "const", "constexpr", "continue", "define", "else", "endif", "enum",
     "explicit", "extends", "extern", "final", "for", "friend", "goto", "if", "ifdef", "ifndef", "implements",
     "import", "include", "inline", "int", "namespace", "noexcept", "nullptr", "operator", "override",
     "package", "private", "protected", "public", "register", "return", "signed", "sizeof", "static", "std",
-    "struct", "super", "switch", "template", "throw", "throws", "try", "typedef", "typename", "union",
+    "struct", "super", "switch", "template", "throw", "throws", "try", "typedef", "typename",
     "unsigned", "using", "virtual", "void", "volatile",
 ];
 
@@ -150,6 +151,7 @@ mod tests {
     fn drops_keywords_stop_words_and_single_letters() {
         assert_eq!(tokens("static int i = 0; return x;"), Vec::<String>::new());
         assert_eq!(tokens("The function returns the sum of the values"), ["function", "sum", "value"]);
+        assert_eq!(tokens("UF_union(struct node *u)"), ["uf", "union", "node"]);
     }
 
     #[test]

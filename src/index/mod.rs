@@ -31,8 +31,8 @@ use store::Store;
 use thiserror::Error;
 pub use vectors::FeatureSet;
 
-/// Version of this directory layout and database schema.
-pub const FORMAT: u32 = 9;
+/// Version of this directory layout and database schema (10: `union` is a lexical term).
+pub const FORMAT: u32 = 10;
 /// What a generation holds; one missing means it cannot be reused.
 const FILES: [&str; 10] = [
     "index.sqlite",
