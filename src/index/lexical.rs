@@ -373,6 +373,11 @@ mod tests {
         assert_eq!(q.coverage(lex.search(&q.terms).name_mask[0], 0), 1.0);
         let q = query_terms("", &["RADIX-SORT".into()]);
         assert_eq!(q.coverage(lex.search(&q.terms).name_mask[1], 0), 1.0);
+        // UNION, though a C keyword, is a word of names: it meets UF_union, not set_rank.
+        let lex = Lexical::from_bytes(encode(&[doc("UF_union", "", "if (u == v) return u;"), doc("set_rank", "", "")])).unwrap();
+        let q = query_terms("", &["UNION".into(), "FIND-SET".into(), "MAKE-SET".into()]);
+        let r = lex.search(&q.terms);
+        assert_eq!((q.coverage(r.name_mask[0], 0), q.coverage(r.name_mask[1], 0)), (1.0, 0.375));
     }
 
     #[test]
