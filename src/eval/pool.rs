@@ -3,7 +3,7 @@
 //! folds split by algorithm, so that every figure is for algorithms the scorer never saw.
 
 use super::algo::LocSpan;
-use crate::search::hybrid::duplicate;
+use crate::search::hybrid::Shown;
 use crate::search::ranker::{mask_without, Example, Ranker, GROUPS, N_FEATURES};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -99,7 +99,7 @@ pub fn fit(pools: &[&Pool], v: Variant) -> Ranker {
     Ranker::fit(&examples(pools, v), &v.mask(), L2)
 }
 
-/// Candidate indices in ranked order, leaving out each that [`duplicate`]s a better one.
+/// Candidate indices in ranked order, leaving out each that [`Shown::repeats`] better ones.
 /// A copy of a better one is folded into it as `hybrid::rank` does: the group keeps the
 /// better one's place and stands for all its copies, so it is listed by the first copy
 /// that hits, if one does.
@@ -119,9 +119,10 @@ pub fn order(p: &Pool, v: Variant, r: &Ranker) -> Vec<usize> {
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     let (mut kept, mut shown): (Vec<usize>, Vec<usize>) = (Vec::new(), Vec::new());
+    let mut above = Shown::default();
     let grown = |i: usize| p.cands[i].x.get(GROWN).is_some_and(|g| *g != 0.0);
     for (_, i) in scored {
-        if kept.iter().any(|&k| duplicate(&p.cands[k].keys, grown(k), &p.cands[i].keys, grown(i))) {
+        if above.repeats(&p.cands[i].keys, grown(i)) {
             continue;
         }
         let c = &p.cands[i];
@@ -132,6 +133,7 @@ pub fn order(p: &Pool, v: Variant, r: &Ranker) -> Vec<usize> {
             continue;
         }
         if kept.len() < super::algo::MAX_RANK {
+            above.add(c.keys.clone(), grown(i));
             kept.push(i);
             shown.push(i);
         }
