@@ -678,10 +678,10 @@ fn compact(spans: Vec<CandSpan>) -> (Vec<CandSpan>, Vec<CandSpan>) {
     (kept, apart)
 }
 
-/// Most of a fragment's lines that may already be shown by better results: a fragment
-/// whose lines are at least half above it (a grown fragment's root alone, a helper inside
-/// it, the same loop nest reached from another root) is left out. On the tenth run's
-/// pools no row lost, and 0 / 0.25 / 0.5 gained alike (docs/eval/algo.md).
+/// Share of a fragment's lines shown by better results at which it is left out (a grown
+/// fragment's root alone, a helper inside it, the same loop nest reached from another
+/// root). All, 3/4 and 1/2 each cost no row of `bench/algo`; 1/2 gained most
+/// (docs/eval/algo.md, eighth session of 2026-11-26).
 const SHOWN_SHARE: f32 = 0.5;
 
 /// The results listed so far: their keys, to drop [`duplicate`]s, and the lines they cover.
@@ -693,7 +693,7 @@ pub struct Shown {
 
 impl Shown {
     /// Whether a fragment adds too little to the results above: it duplicates one, or
-    /// more than [`SHOWN_SHARE`] of its lines is not new.
+    /// at least [`SHOWN_SHARE`] of its lines are shown.
     pub fn repeats(&self, keys: &[(u32, u32, u32)], grown: bool) -> bool {
         if self.keys.iter().any(|(k, g)| duplicate(k, *g, keys, grown)) {
             return true;
@@ -748,9 +748,8 @@ pub fn rank(cands: &mut Vec<Candidate>, ranker: &Ranker, top: usize) {
         c.score = ranker.score(&c.x);
     }
     cands.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.function.cmp(&b.function)).then(a.grown.cmp(&b.grown)));
-    // Fragments are distinct by where they start and by the lines they cover: a helper
-    // inside a grown fragment may still rank on its own, and so may the grown fragment's
-    // root without its callees; two grown fragments left with the same lines are one.
+    // A grown fragment's root alone or a helper inside it does not follow it; the grown
+    // fragment follows its root alone only where its callees hold more lines than the root.
     let mut kept: Vec<Candidate> = Vec::new();
     let mut shown = Shown::default();
     for c in cands.drain(..) {
