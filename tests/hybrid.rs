@@ -124,7 +124,8 @@ fn edit_distance_in_commons_lang3_as_is_and_renamed() {
 
 /// igraph's indexed heaps: heapsort's BUILD-MAX-HEAP and MAX-HEAPIFY are two functions of
 /// indheap.c that call helpers defined 60–140 lines away. The fragment keeps the two and
-/// lists the far helpers apart, so it is as compact as the benchmark asks.
+/// lists the far helpers apart, so it is as compact as the benchmark asks; and the
+/// build function alone, inside it, does not follow it as a result of its own.
 #[test]
 fn heapsort_in_igraph_is_one_compact_fragment() {
     let core = fetch("igraph").unwrap().join("src/core");
@@ -145,6 +146,13 @@ fn heapsort_in_igraph_is_one_compact_fragment() {
             let widest = mine.iter().map(|s| s.lines.1 - s.lines.0 + 1).max().unwrap();
             assert!(extent <= (3 * widest).max(widest + 30), "#{}: {extent} lines in {file} around a span of {widest}", f.rank);
         }
+    }
+    let mut shown: std::collections::HashSet<(String, u32)> = std::collections::HashSet::new();
+    for f in &frags {
+        let lines: Vec<(String, u32)> = f.spans.iter().flat_map(|s| (s.lines.0..=s.lines.1).map(move |l| (s.path.clone(), l))).collect();
+        let old = lines.iter().filter(|l| shown.contains(*l)).count();
+        assert!(2 * old < lines.len(), "#{}: {old} of its {} lines are shown above", f.rank, lines.len());
+        shown.extend(lines);
     }
 }
 
