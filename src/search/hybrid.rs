@@ -684,7 +684,7 @@ fn compact(spans: Vec<CandSpan>) -> (Vec<CandSpan>, Vec<CandSpan>) {
 /// (docs/eval/algo.md, eighth session of 2026-11-26).
 const SHOWN_SHARE: f32 = 0.5;
 
-/// The results listed so far: their keys, to drop [`duplicate`]s, and the lines they cover.
+/// The results listed so far: their keys, to drop `duplicate`s, and the lines they cover.
 #[derive(Default)]
 pub struct Shown {
     keys: Vec<(Vec<(u32, u32, u32)>, bool)>,
@@ -726,7 +726,7 @@ impl Shown {
 /// Whether a fragment adds nothing to a better one: it starts where that one starts and is
 /// of the same kind (grown or not), or it covers the very same lines. `keys` are
 /// (function, first line, last line) of each span, the root's first.
-pub fn duplicate(a: &[(u32, u32, u32)], a_grown: bool, b: &[(u32, u32, u32)], b_grown: bool) -> bool {
+fn duplicate(a: &[(u32, u32, u32)], a_grown: bool, b: &[(u32, u32, u32)], b_grown: bool) -> bool {
     let same_start = match (a.first(), b.first()) {
         (Some(s), Some(t)) => a_grown == b_grown && s.0 == t.0 && s.1 <= t.2 && t.1 <= s.2,
         _ => false,
