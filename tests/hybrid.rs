@@ -241,3 +241,40 @@ fn recursive_queries_find_iterative_code_when_renamed() {
         assert!(hit.reasons.iter().any(|r| r.contains("written as a loop")), "{pkg}: {:?}", hit.reasons);
     }
 }
+
+/// commons-math3's matrix classes beside tests that multiply matrices in loops of their
+/// own. Renamed, the tests' loops score as well as the library's: a fragment wholly in
+/// tests still follows every fragment of the code under test, whatever its score.
+#[test]
+fn tests_follow_the_code_they_test() {
+    let math = fetch("commons-math3").unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("math3");
+    let files = [
+        ("src/main/java/org/apache/commons/math3/linear", "Array2DRowRealMatrix.java"),
+        ("src/test/java/org/apache/commons/math3/linear", "SparseRealMatrixTest.java"),
+        ("src/test/java/org/apache/commons/math3/linear", "LUDecompositionTest.java"),
+    ];
+    for (dir, file) in files {
+        std::fs::create_dir_all(root.join(dir)).unwrap();
+        std::fs::copy(math.join(dir).join(file), root.join(dir).join(file)).unwrap();
+    }
+    let renamed = renamed_root(tmp.path(), "math3", &root).unwrap();
+    let enc = encoder();
+    let ranker = Ranker::load(&Ranker::default_path()).expect("shipped ranker");
+    let opts = SearchOptions { top: 40, ..SearchOptions::default() };
+    let in_tests = |f: &Fragment| f.spans.iter().all(|s| hybrid::is_test_path(&s.path));
+    let mut outranked = 0;
+    for (what, r) in [("as is", root), ("renamed", renamed)] {
+        let mut idx = build(&[r], &tmp.path().join(format!("index-{}", what.replace(' ', "-"))), &enc);
+        let q = query("matrix-multiply.p");
+        let frags = hybrid::search(&mut idx, &enc, &q, Path::new("q"), || Classifier::load(&Classifier::default_path()), &opts, Method::Hybrid, Some(&ranker)).unwrap().fragments;
+        let first_test = frags.iter().position(in_tests).unwrap_or(frags.len());
+        assert!(first_test > 0, "{what}: a test fragment ranks first");
+        assert!(frags[first_test..].iter().all(in_tests), "{what}: code under test listed after a test fragment");
+        assert!(frags.iter().all(|f| in_tests(f) == f.reasons.iter().any(|r| r.starts_with("tests:"))), "{what}: test fragments say so");
+        // Tests that score above code listed before them: the order is by kind first.
+        outranked += frags[first_test..].iter().filter(|t| frags[..first_test].iter().any(|c| t.score > c.score)).count();
+    }
+    assert!(outranked > 0, "no test fragment scored above the code it follows: the rule was not exercised");
+}

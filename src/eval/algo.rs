@@ -940,6 +940,7 @@ pub fn run(cfg: &RunConfig) -> Result<AlgoReport, AlgoError> {
                                         hit,
                                         touches,
                                         copy: c.copy,
+                                        tests: c.tests,
                                     }
                                 })
                                 .collect();

@@ -25,6 +25,9 @@ pub struct PoolCand {
     /// `Candidate::copy`: equal nonzero keys are the same code under other names.
     #[serde(default)]
     pub copy: u64,
+    /// `Candidate::tests`: wholly in tests, listed after the rest.
+    #[serde(default)]
+    pub tests: bool,
 }
 
 /// The candidates of one query (algorithm × index group).
@@ -117,7 +120,7 @@ pub fn order(p: &Pool, v: Variant, r: &Ranker) -> Vec<usize> {
             (r.score(&x), i)
         })
         .collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    scored.sort_by(|a, b| p.cands[a.1].tests.cmp(&p.cands[b.1].tests).then(b.0.total_cmp(&a.0)).then(a.1.cmp(&b.1)));
     let (mut kept, mut shown): (Vec<usize>, Vec<usize>) = (Vec::new(), Vec::new());
     let mut above = Shown::default();
     let grown = |i: usize| p.cands[i].x.get(GROWN).is_some_and(|g| *g != 0.0);
@@ -220,7 +223,7 @@ mod tests {
         let mut x = vec![0f32; N_FEATURES];
         x[0] = x0;
         x[8] = (f % 3) as f32;
-        PoolCand { x, found: 1, keys: vec![(f, 1, 10)], spans: Vec::new(), hit, touches: hit, copy: 0 }
+        PoolCand { x, found: 1, keys: vec![(f, 1, 10)], spans: Vec::new(), hit, touches: hit, copy: 0, tests: false }
     }
 
     #[test]
@@ -292,5 +295,9 @@ mod tests {
         // Key 0 is no key: two candidates without one are never copies.
         let none = Pool { cands: vec![copy(1.0, false, 1, 0), copy(0.9, true, 2, 0)], ..p.clone() };
         assert_eq!(order(&none, Variant { without: None }, &r), vec![0, 1]);
+        // Fragments wholly in tests follow every other one, whatever their scores.
+        let test = |x0: f32, f: u32| PoolCand { tests: true, ..cand(x0, false, f) };
+        let mixed = Pool { cands: vec![test(1.0, 1), copy(0.5, true, 2, 0), test(0.9, 3), copy(0.1, false, 4, 0)], ..p.clone() };
+        assert_eq!(order(&mixed, Variant { without: None }, &r), vec![1, 3, 0, 2]);
     }
 }

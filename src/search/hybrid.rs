@@ -289,6 +289,9 @@ pub struct Candidate {
     pub copy: u64,
     /// Where lower-ranked copies of it start ([`rank`] folds them in).
     pub copies: Vec<CandSpan>,
+    /// Every span lies in tests, examples or benchmarks ([`is_test_path`]): listed after
+    /// the code that implements.
+    pub tests: bool,
     pub score: f32,
 }
 
@@ -542,8 +545,9 @@ pub fn candidates(index: &mut Index, encs: &TextEncoders, q: &Query, opts: &Hybr
             let origins = tree.nodes.iter().map(|n| n.origin).collect();
             let copy = tree.copy_key();
             // Signals read the whole fragment; the reader gets it compact.
+            let tests = spans.iter().all(|s| is_test_path(&s.path));
             let (spans, apart) = compact(spans);
-            out.push(Candidate { function: f, grown, spans, apart, x, found, ranks: rk, alignment: a, looped: form == 1, origins, copy, copies: Vec::new(), score: 0.0 });
+            out.push(Candidate { function: f, grown, spans, apart, x, found, ranks: rk, alignment: a, looped: form == 1, origins, copy, copies: Vec::new(), tests, score: 0.0 });
         }
     }
     lap("pool", &mut t);
@@ -579,13 +583,15 @@ fn pool_rank(out: &mut [Candidate], from: usize, to: usize) {
 }
 
 /// Tests, examples, demos and benchmarks: code that uses an algorithm more often than it
-/// implements it.
+/// implements it. A folder counts by any word of its name (`gnulib-tests`, `plugin.demo`).
 pub fn is_test_path(path: &str) -> bool {
-    const DIRS: [&str; 12] = ["test", "tests", "testing", "unittest", "unittests", "example", "examples", "demo", "demos", "bench", "benchmarks", "samples"];
+    const DIRS: [&str; 13] = ["test", "tests", "testing", "unittest", "unittests", "example", "examples", "demo", "demos", "bench", "benchmark", "benchmarks", "samples"];
     let parts: Vec<&str> = path.split(['/', '\\']).collect();
     let Some((file, dirs)) = parts.split_last() else { return false };
     let stem = file.split('.').next().unwrap_or("");
-    dirs.iter().any(|d| DIRS.contains(&d.to_lowercase().as_str()))
+    dirs.iter().any(|d| d.to_lowercase().split(['-', '_', '.']).any(|w| DIRS.contains(&w)))
+        || stem.eq_ignore_ascii_case("test")
+        || stem.eq_ignore_ascii_case("tests")
         || ["test_", "Test", "test-"].iter().any(|p| stem.starts_with(p))
         || ["_test", "Test", "Tests", "-test", "_tests"].iter().any(|p| stem.ends_with(p))
 }
@@ -740,14 +746,15 @@ impl Candidate {
     }
 }
 
-/// Scores candidates with `ranker`, best first, dropping each that [`Shown::repeats`]
-/// better ones and folding each that is a copy of a better one (the same code under
-/// other names, as type-specialized libraries write it) into that one's `copies`.
+/// Scores candidates with `ranker`, best first (fragments wholly in tests after all
+/// others), dropping each that [`Shown::repeats`] better ones and folding each that is a
+/// copy of a better one (the same code under other names, as type-specialized libraries
+/// write it) into that one's `copies`.
 pub fn rank(cands: &mut Vec<Candidate>, ranker: &Ranker, top: usize) {
     for c in cands.iter_mut() {
         c.score = ranker.score(&c.x);
     }
-    cands.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.function.cmp(&b.function)).then(a.grown.cmp(&b.grown)));
+    cands.sort_by(|a, b| a.tests.cmp(&b.tests).then(b.score.total_cmp(&a.score)).then(a.function.cmp(&b.function)).then(a.grown.cmp(&b.grown)));
     // A grown fragment's root alone or a helper inside it does not follow it; the grown
     // fragment follows its root alone only where its callees hold more lines than the root.
     let mut kept: Vec<Candidate> = Vec::new();
@@ -817,6 +824,9 @@ fn describe(c: &Candidate, q: &Query, function: &str) -> Vec<String> {
             0 => r.push(format!("fragment: grown into {n} called function(s)")),
             k => r.push(format!("fragment: grown into {n} called function(s), {k} of them defined far from the rest and listed apart")),
         }
+    }
+    if c.tests {
+        r.push("tests: in tests, examples or benchmarks, so listed after the code that implements".into());
     }
     r
 }
@@ -990,6 +1000,9 @@ mod tests {
         assert!(!is_test_path("/a/src/paths/dijkstra.c"));
         assert!(!is_test_path("/a/src/main/java/org/Contest.java"));
         assert!(is_test_path("/a/tests/test_heap.c") && is_test_path("/x/heap_test.c"));
+        assert!(is_test_path("/grep-3.8/gnulib-tests/macros.h") && is_test_path("/graphviz/plugin.demo/xgtk/callbacks.c"));
+        assert!(is_test_path("/libtommath/demo/test.c") && is_test_path("/x/src/Tests.java"));
+        assert!(!is_test_path("/a/latest/heap.c") && !is_test_path("/a/contest/heap.c") && !is_test_path("/a/testament.c"));
     }
 
     fn span(function: u32, path: &str, lines: (u32, u32), matched: usize) -> CandSpan {
