@@ -244,7 +244,8 @@ fn recursive_queries_find_iterative_code_when_renamed() {
 
 /// commons-math3's matrix classes beside tests that multiply matrices in loops of their
 /// own. Renamed, the tests' loops score as well as the library's: a fragment wholly in
-/// tests still follows every fragment of the code under test, whatever its score.
+/// tests still follows every fragment of the code under test, whatever its score, and a
+/// test grown into the library it calls shows the library's lines alone.
 #[test]
 fn tests_follow_the_code_they_test() {
     let math = fetch("commons-math3").unwrap();
@@ -252,6 +253,7 @@ fn tests_follow_the_code_they_test() {
     let root = tmp.path().join("math3");
     let files = [
         ("src/main/java/org/apache/commons/math3/linear", "Array2DRowRealMatrix.java"),
+        ("src/main/java/org/apache/commons/math3/linear", "BlockRealMatrix.java"),
         ("src/test/java/org/apache/commons/math3/linear", "SparseRealMatrixTest.java"),
         ("src/test/java/org/apache/commons/math3/linear", "LUDecompositionTest.java"),
     ];
@@ -262,9 +264,9 @@ fn tests_follow_the_code_they_test() {
     let renamed = renamed_root(tmp.path(), "math3", &root).unwrap();
     let enc = encoder();
     let ranker = Ranker::load(&Ranker::default_path()).expect("shipped ranker");
-    let opts = SearchOptions { top: 40, ..SearchOptions::default() };
+    let opts = SearchOptions { top: 100, ..SearchOptions::default() };
     let in_tests = |f: &Fragment| f.spans.iter().all(|s| hybrid::is_test_path(&s.path));
-    let mut outranked = 0;
+    let (mut outranked, mut reached) = (0, 0);
     for (what, r) in [("as is", root), ("renamed", renamed)] {
         let mut idx = build(&[r], &tmp.path().join(format!("index-{}", what.replace(' ', "-"))), &enc);
         let q = query("matrix-multiply.p");
@@ -272,9 +274,13 @@ fn tests_follow_the_code_they_test() {
         let first_test = frags.iter().position(in_tests).unwrap_or(frags.len());
         assert!(first_test > 0, "{what}: a test fragment ranks first");
         assert!(frags[first_test..].iter().all(in_tests), "{what}: code under test listed after a test fragment");
-        assert!(frags.iter().all(|f| in_tests(f) == f.reasons.iter().any(|r| r.starts_with("tests:"))), "{what}: test fragments say so");
+        assert!(frags.iter().all(|f| in_tests(f) == f.reasons.iter().any(|r| r.starts_with("tests: in tests"))), "{what}: test fragments say so");
+        // A test grown into the library shows the library's lines alone.
+        assert!(frags.iter().all(|f| in_tests(f) || f.spans.iter().chain(&f.apart).all(|s| !hybrid::is_test_path(&s.path))), "{what}: a fragment mixes tests and code");
+        reached += frags.iter().filter(|f| f.reasons.iter().any(|r| r.starts_with("tests: reached"))).count();
         // Tests that score above code listed before them: the order is by kind first.
         outranked += frags[first_test..].iter().filter(|t| frags[..first_test].iter().any(|c| t.score > c.score)).count();
     }
     assert!(outranked > 0, "no test fragment scored above the code it follows: the rule was not exercised");
+    assert!(reached > 0, "no fragment grown from a test: the rule was not exercised");
 }

@@ -292,6 +292,8 @@ pub struct Candidate {
     /// Every span lies in tests, examples or benchmarks ([`is_test_path`]): listed after
     /// the code that implements.
     pub tests: bool,
+    /// Grown from a test into the code it calls; the test's spans are left out.
+    pub from_test: bool,
     pub score: f32,
 }
 
@@ -546,8 +548,12 @@ pub fn candidates(index: &mut Index, encs: &TextEncoders, q: &Query, opts: &Hybr
             let copy = tree.copy_key();
             // Signals read the whole fragment; the reader gets it compact.
             let tests = spans.iter().all(|s| is_test_path(&s.path));
+            // A test grown into the code it calls: that code is the answer, the test only
+            // led to it.
+            let from_test = !tests && spans.iter().any(|s| is_test_path(&s.path));
+            let spans = if from_test { spans.into_iter().filter(|s| !is_test_path(&s.path)).collect() } else { spans };
             let (spans, apart) = compact(spans);
-            out.push(Candidate { function: f, grown, spans, apart, x, found, ranks: rk, alignment: a, looped: form == 1, origins, copy, copies: Vec::new(), tests, score: 0.0 });
+            out.push(Candidate { function: f, grown, spans, apart, x, found, ranks: rk, alignment: a, looped: form == 1, origins, copy, copies: Vec::new(), tests, from_test, score: 0.0 });
         }
     }
     lap("pool", &mut t);
@@ -827,6 +833,9 @@ fn describe(c: &Candidate, q: &Query, function: &str) -> Vec<String> {
     }
     if c.tests {
         r.push("tests: in tests, examples or benchmarks, so listed after the code that implements".into());
+    }
+    if c.from_test {
+        r.push("tests: reached from a test that calls it; the test's lines are left out".into());
     }
     r
 }
