@@ -546,12 +546,13 @@ pub fn candidates(index: &mut Index, encs: &TextEncoders, q: &Query, opts: &Hybr
             x[24] = sequence;
             let origins = tree.nodes.iter().map(|n| n.origin).collect();
             let copy = tree.copy_key();
-            // Signals read the whole fragment; the reader gets it compact.
-            let tests = spans.iter().all(|s| is_test_path(&s.path));
+            let in_test: Vec<bool> = spans.iter().map(|s| is_test_path(&s.path)).collect();
+            let tests = !spans.is_empty() && in_test.iter().all(|&t| t);
             // A test grown into the code it calls: that code is the answer, the test only
             // led to it.
-            let from_test = !tests && spans.iter().any(|s| is_test_path(&s.path));
-            let spans = if from_test { spans.into_iter().filter(|s| !is_test_path(&s.path)).collect() } else { spans };
+            let from_test = !tests && in_test.contains(&true);
+            let spans = if from_test { spans.into_iter().zip(in_test).filter(|(_, t)| !t).map(|(s, _)| s).collect() } else { spans };
+            // Signals read the whole fragment; the reader gets it compact.
             let (spans, apart) = compact(spans);
             out.push(Candidate { function: f, grown, spans, apart, x, found, ranks: rk, alignment: a, looped: form == 1, origins, copy, copies: Vec::new(), tests, from_test, score: 0.0 });
         }
