@@ -81,3 +81,34 @@ fn insertion_sort_in_colt_sorting() {
         assert!(rank.is_some_and(|r| r <= 10), "{q}: insertion sort at {rank:?}");
     }
 }
+
+#[test]
+fn natural_language_lists_examples_after_the_code() {
+    // igraph's shortest-path code beside its examples, whose `main`s call it by name: a
+    // function in an example folder follows every other result, whatever its similarity.
+    let igraph = fetch("igraph").unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let (src, examples) = (tmp.path().join("src"), tmp.path().join("examples"));
+    std::fs::create_dir(&src).unwrap();
+    std::fs::create_dir(&examples).unwrap();
+    for f in ["floyd_warshall.c", "unweighted.c"] {
+        std::fs::copy(igraph.join("src/paths").join(f), src.join(f)).unwrap();
+    }
+    for f in ["distances.c", "igraph_average_path_length.c", "igraph_get_shortest_paths.c", "igraph_get_shortest_paths_dijkstra.c", "bellman_ford.c"] {
+        std::fs::copy(igraph.join("examples/simple").join(f), examples.join(f)).unwrap();
+    }
+    let enc = encoder();
+    let mut idx = build(&[src, examples], &tmp.path().join("index"), &enc);
+    let opts = SearchOptions { top: 10, ..SearchOptions::default() };
+    let r = search::natural(&mut idx, &enc, "shortest path lengths between all pairs of vertices", &opts).unwrap();
+    let in_examples = |f: &Fragment| f.spans[0].path.contains("/examples/");
+    for f in &r.fragments {
+        eprintln!("#{} {:.3} {} {}", f.rank, f.score, f.spans[0].path, f.spans[0].function);
+    }
+    assert_eq!(r.fragments.iter().map(|f| f.rank).collect::<Vec<_>>(), (1..=r.fragments.len()).collect::<Vec<_>>());
+    let first = r.fragments.iter().position(in_examples).expect("no example among the results");
+    assert!(first > 0 && r.fragments[first..].iter().all(in_examples), "code listed after an example");
+    assert!(r.fragments.iter().all(|f| in_examples(f) == !f.reasons.is_empty()), "examples say why they come last");
+    let outranked = r.fragments[first..].iter().filter(|e| r.fragments[..first].iter().any(|c| e.score > c.score)).count();
+    assert!(outranked > 0, "no example scored above the code it follows: the rule was not exercised");
+}

@@ -589,6 +589,9 @@ fn pool_rank(out: &mut [Candidate], from: usize, to: usize) {
     }
 }
 
+/// Why a result in tests ([`is_test_path`]) comes after the others.
+pub const TESTS_LAST: &str = "tests: in tests, examples or benchmarks, so listed after the code that implements";
+
 /// Tests, examples, demos and benchmarks: code that uses an algorithm more often than it
 /// implements it. A folder counts by any word of its name (`gnulib-tests`, `plugin.demo`).
 pub fn is_test_path(path: &str) -> bool {
@@ -833,7 +836,7 @@ fn describe(c: &Candidate, q: &Query, function: &str) -> Vec<String> {
         }
     }
     if c.tests {
-        r.push("tests: in tests, examples or benchmarks, so listed after the code that implements".into());
+        r.push(TESTS_LAST.into());
     }
     if c.from_test {
         r.push("tests: reached from a test that calls it; the test's lines are left out".into());

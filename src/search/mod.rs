@@ -256,15 +256,17 @@ pub fn natural(index: &mut Index, encs: &TextEncoders, query: &str, opts: &Searc
     let v = index.function_encoder(encs)?.encode(&[query])?;
     let embed_ms = ms(t0);
     let t1 = Instant::now();
-    let hits = vectors::search(&mut index.functions, &v[0], crate::features::DIM, opts.top)?;
+    // Twice the results asked for, so that tests listed after the code leave room for code.
+    let hits = vectors::search(&mut index.functions, &v[0], crate::features::DIM, 2 * opts.top)?;
     let knn_ms = ms(t1);
     let qn = QueryNode { id: 0, kind: "text".into(), lines: (1, query.lines().count().max(1) as u32), text: query.to_string() };
     let mut frags = Vec::new();
-    for (rank, &(fid, sim)) in hits.first().into_iter().flatten().enumerate() {
+    for &(fid, sim) in hits.first().into_iter().flatten() {
         let f = index.store.function(fid as u32)?;
         let file = index.store.file(f.file)?;
-        frags.push(Fragment {
-            rank: rank + 1,
+        let tests = hybrid::is_test_path(&file.path);
+        frags.push((tests, Fragment {
+            rank: 0,
             score: sim as f64,
             query_nodes_covered: 1,
             query_lines_covered: 1,
@@ -282,9 +284,13 @@ pub fn natural(index: &mut Index, encs: &TextEncoders, query: &str, opts: &Searc
                 code: f.qualified,
                 similarity: sim,
             }],
-            reasons: Vec::new(),
-        });
+            reasons: if tests { vec![hybrid::TESTS_LAST.into()] } else { Vec::new() },
+        }));
     }
+    // As in hybrid search: code in tests, examples or benchmarks after the rest (stable,
+    // so each kind keeps its order by similarity).
+    frags.sort_by_key(|(tests, _)| *tests);
+    let frags: Vec<Fragment> = frags.into_iter().take(opts.top).enumerate().map(|(rank, (_, f))| Fragment { rank: rank + 1, ..f }).collect();
     Ok(SearchResult {
         mode: "natural-language".into(),
         pcode: None,
