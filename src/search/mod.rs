@@ -257,7 +257,7 @@ pub fn natural(index: &mut Index, encs: &TextEncoders, query: &str, opts: &Searc
     let embed_ms = ms(t0);
     let t1 = Instant::now();
     // Twice the results asked for, so that tests listed after the code leave room for code.
-    let hits = vectors::search(&mut index.functions, &v[0], crate::features::DIM, 2 * opts.top)?;
+    let hits = vectors::search(&mut index.functions, &v[0], crate::features::DIM, opts.top.saturating_mul(2))?;
     let knn_ms = ms(t1);
     let qn = QueryNode { id: 0, kind: "text".into(), lines: (1, query.lines().count().max(1) as u32), text: query.to_string() };
     let mut frags = Vec::new();
