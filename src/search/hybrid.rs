@@ -502,6 +502,7 @@ pub fn candidates(index: &mut Index, encs: &TextEncoders, q: &Query, opts: &Hybr
         for Variant { grown, tree, a, form, tokens, flow, sequence } in variants {
             let qprofile = forms[form as usize].1;
             let spans = fragment_spans(&mut rows, &get, f, &tree, &a, opts.shrink)?;
+            let in_test: Vec<bool> = spans.iter().map(|s| is_test_path(&s.path)).collect();
             let mut x = [0f32; N_FEATURES];
             let rr = |r: Option<u32>| r.map_or(0.0, |r| 1.0 / (1.0 + r as f32));
             x[1] = rr(rk[LEXICAL]);
@@ -540,13 +541,12 @@ pub fn candidates(index: &mut Index, encs: &TextEncoders, q: &Query, opts: &Hybr
             x[22] = per_file.values().map(|&(a, b, c)| ((b.saturating_sub(a) + 1) as f32 / c.max(1) as f32).ln().max(0.0)).fold(0.0, f32::max);
             x[16] = x[15] * x[15];
             x[17] = f32::from(u8::from(grown));
-            x[18] = f32::from(u8::from(spans.first().is_some_and(|s| is_test_path(&s.path))));
+            x[18] = f32::from(u8::from(in_test.first() == Some(&true)));
             (x[19], x[20]) = tokens;
             x[23] = flow;
             x[24] = sequence;
             let origins = tree.nodes.iter().map(|n| n.origin).collect();
             let copy = tree.copy_key();
-            let in_test: Vec<bool> = spans.iter().map(|s| is_test_path(&s.path)).collect();
             let tests = !spans.is_empty() && in_test.iter().all(|&t| t);
             // A test grown into the code it calls: that code is the answer, the test only
             // led to it.
