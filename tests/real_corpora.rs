@@ -80,4 +80,8 @@ fn commons_math3_java() {
     assert!(calls_between(&c, "getSolver", "Solver"));
     // A static call through an imported class of another package: `FastMath.sqrt(...)`.
     assert!(calls_between(&c, "getNorm", "sqrt"));
+    // OptimumImpl is written by hand; a comment inside its class, `/* auto-generated
+    // implementations */`, says nothing about the file.
+    assert_eq!(c.skipped_by_reason().get("generated"), None, "{:?}", c.skipped.iter().map(|s| &s.path).collect::<Vec<_>>());
+    assert!(c.icfg.functions.iter().any(|f| f.meta.name == "getRMS" && c.icfg.files[f.meta.file as usize].path.ends_with("OptimumImpl.java")));
 }

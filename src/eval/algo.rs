@@ -778,11 +778,11 @@ fn index_dir(work: &Path, setting: Setting, group: &Group, f: FeatureSet) -> Pat
 }
 
 /// The anonymized copy of a project (neutral names, comments removed, lines kept), made
-/// once under `<work>/renamed/<project>` per anonymizer revision.
+/// once under `<work>/renamed/<project>` per revision of the anonymizer and of the walk.
 pub fn renamed_root(work: &Path, project: &str, root: &Path) -> Result<PathBuf, AlgoError> {
     let out = work.join("renamed").join(project);
     let done = out.join(".done");
-    let stamp = format!("anonymizer {}\n", crate::anonymize::REVISION);
+    let stamp = format!("anonymizer {} walk {}\n", crate::anonymize::REVISION, corpus::walk::REVISION);
     if std::fs::read_to_string(&done).is_ok_and(|d| d.starts_with(&stamp)) {
         return Ok(out.join("src"));
     }
