@@ -222,7 +222,7 @@ mod tests {
     use super::header_comments;
 
     #[test]
-    fn header_comments_stop_at_the_first_declaration() {
+    fn header_comments_stop_at_the_first_line_of_code() {
         let c = "/* License */\n#include <stdio.h>\n// one\n#define N 3\nint f(void) { /* body */ return 0; }\n// after\n";
         assert_eq!(header_comments(c).split_whitespace().collect::<Vec<_>>(), ["License", "one"]);
         let java = "\u{feff}/* License */\npackage p;\n/** DO NOT MODIFY. Automatically generated */\n@Generated(\"x\")\nclass C {}\n";
