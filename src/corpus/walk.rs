@@ -132,7 +132,7 @@ fn has_symlink_parent(path: &Path, root: &Path) -> bool {
 pub const REVISION: u32 = 3;
 
 /// Markers of generated code, looked for in the comments at the top of a file.
-const GENERATED_MARKERS: [&str; 10] = [
+const GENERATED_MARKERS: &[&str] = &[
     "@generated",
     "do not edit",
     "automatically generated",
@@ -171,8 +171,8 @@ fn header_comments(text: &str) -> String {
     while text.len() - rest.len() < SCANNED {
         rest = rest.trim_start();
         let line_end = rest.find('\n').unwrap_or(rest.len());
-        if let Some(c) = rest.strip_prefix("//") {
-            out.push_str(&c[..line_end - 2]);
+        if rest.starts_with("//") {
+            out.push_str(&rest[2..line_end]);
             rest = &rest[line_end..];
         } else if let Some(c) = rest.strip_prefix("/*") {
             let end = c.find("*/").unwrap_or(c.len());
