@@ -330,3 +330,34 @@ fn real_yaml_cpp() {
 fn real_commons_math3_java() {
     check_real("commons-math3", &["java"], 30);
 }
+
+/// `beryl anonymize --out` marks its tree, `beryl index` records it, and search then reads
+/// no file names there: the copy keeps `floyd_warshall.c`, which would name the answer.
+#[test]
+fn an_anonymized_tree_is_indexed_as_one() {
+    let root = fetch("igraph").unwrap().join("src/paths");
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    for f in ["floyd_warshall.c", "bellman_ford.c"] {
+        std::fs::copy(root.join(f), src.join(f)).unwrap();
+    }
+    let beryl = |args: &[&std::ffi::OsStr]| {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_beryl")).args(args).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let query = Path::new(env!("CARGO_MANIFEST_DIR")).join("queries/floyd-warshall.p");
+    let anon = tmp.path().join("anon");
+    beryl(&["anonymize".as_ref(), src.as_os_str(), "--out".as_ref(), anon.as_os_str()]);
+    assert!(anon.join("floyd_warshall.c").is_file() && beryl::anonymize::is_marked(&anon));
+    for (tree, anonymized) in [(&src, false), (&anon, true)] {
+        let index = tmp.path().join(format!("index-{anonymized}"));
+        beryl(&["index".as_ref(), tree.as_os_str(), "--index".as_ref(), index.as_os_str()]);
+        let meta: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(index.join("current/meta.json")).unwrap()).unwrap();
+        assert_eq!(meta["anonymized"], anonymized);
+        let out = beryl(&["search".as_ref(), "--pseudo".as_ref(), query.as_os_str(), "--index".as_ref(), index.as_os_str(), "--top".as_ref(), "3".as_ref()]);
+        assert!(out.contains("floyd_warshall.c"), "{out}");
+        assert_eq!(out.contains("why: file name:"), !anonymized, "{out}");
+    }
+}

@@ -72,6 +72,8 @@ fn floyd_warshall_in_igraph_as_is_and_renamed() {
     let fw = (58, 141);
     for (what, r) in [("as is", root), ("renamed", renamed)] {
         let mut idx = build(&[r], &tmp.path().join(format!("index-{}", what.replace(' ', "-"))), &enc);
+        // The anonymized copy keeps igraph's file names; its index knows they say nothing.
+        assert_eq!(idx.meta.anonymized, what == "renamed");
         for (style, text) in [("wiki", styled("wiki", "floyd-warshall.txt")), ("python", styled("python", "floyd-warshall.txt"))] {
             let frags = search(&mut idx, &enc, &text, Method::Hybrid).unwrap();
             let rank = hit_rank(&frags, "floyd_warshall.c", fw);
@@ -83,6 +85,8 @@ fn floyd_warshall_in_igraph_as_is_and_renamed() {
         assert!(!frags[0].reasons.is_empty(), "every fragment says why it matched");
         assert!(frags[0].reasons.iter().any(|r| r.starts_with("tokens:")), "{what}: the name-free token agreement is reported: {:?}", frags[0].reasons);
         assert!(frags[0].reasons.iter().any(|r| r.starts_with("data flow:")), "{what}: the def-use agreement is reported: {:?}", frags[0].reasons);
+        let by_file_name = frags.iter().any(|f| f.reasons.iter().any(|r| r.starts_with("file name:")));
+        assert_eq!(by_file_name, what == "as is", "{what}: floyd_warshall.c is read as a name only where names mean something");
     }
 }
 

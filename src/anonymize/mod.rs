@@ -94,6 +94,26 @@ use std::path::{Path, PathBuf};
 /// cached by the evaluation are made again.
 pub const REVISION: u32 = 2;
 
+/// File at the root of an anonymized tree. Its paths keep the original file names (line
+/// numbers and paths must still meet the truth), so an index of it records that those
+/// names say nothing, and search does not read them.
+pub const MARKER: &str = ".beryl-anonymized";
+
+/// Marks `dir` as the root of an anonymized tree ([`MARKER`]).
+pub fn mark(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(dir.join(MARKER), "identifiers anonymized by beryl; file names are the originals\n")
+}
+
+/// Whether `root` (a directory, or a file inside one) is the root of an anonymized tree.
+pub fn is_marked(root: &Path) -> bool {
+    let dir = match root.parent() {
+        Some(p) if root.is_file() => p,
+        _ => root,
+    };
+    dir.join(MARKER).is_file()
+}
+
 /// How new names look.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -396,4 +416,20 @@ fn run(inputs: &[Input], mode: Mode, seed: u64, keep_comments: bool) -> Result<A
         mapping.0.entry(*cat).or_default().insert(original.clone(), new.clone());
     }
     Ok(Anonymized { files, mapping })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_marked_tree_is_known_from_its_root_and_its_files() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("floyd_warshall.c");
+        std::fs::write(&file, "int f(void) { return 0; }\n").unwrap();
+        assert!(!is_marked(tmp.path()) && !is_marked(&file));
+        mark(tmp.path()).unwrap();
+        assert!(is_marked(tmp.path()) && is_marked(&file));
+        assert!(!is_marked(&tmp.path().join("absent")), "a missing root is not an anonymized tree");
+    }
 }

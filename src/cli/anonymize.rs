@@ -109,6 +109,7 @@ pub fn run(args: AnonymizeArgs) -> Result<()> {
         "keep_comments": args.keep_comments,
         "names": result.mapping,
     });
+    beryl::anonymize::mark(&out).with_context(|| format!("writing {}", out.join(beryl::anonymize::MARKER).display()))?;
     let mapping_path = out.join("mapping.json");
     std::fs::write(&mapping_path, serde_json::to_string_pretty(&mapping)?)
         .with_context(|| format!("writing {}", mapping_path.display()))?;

@@ -784,7 +784,11 @@ pub fn renamed_root(work: &Path, project: &str, root: &Path) -> Result<PathBuf, 
     let done = out.join(".done");
     let stamp = format!("anonymizer {} walk {}\n", crate::anonymize::REVISION, corpus::walk::REVISION);
     if std::fs::read_to_string(&done).is_ok_and(|d| d.starts_with(&stamp)) {
-        return Ok(out.join("src"));
+        let src = out.join("src");
+        if !crate::anonymize::is_marked(&src) {
+            crate::anonymize::mark(&src).map_err(io(&src))?;
+        }
+        return Ok(src);
     }
     let src = out.join("src");
     if src.exists() {
@@ -803,6 +807,7 @@ pub fn renamed_root(work: &Path, project: &str, root: &Path) -> Result<PathBuf, 
         }
         std::fs::write(&dest, &f.text).map_err(io(&dest))?;
     }
+    crate::anonymize::mark(&src).map_err(io(&src))?;
     std::fs::write(&done, format!("{stamp}{} files\n", a.files.len())).map_err(io(&done))?;
     std::fs::canonicalize(&src).map_err(io(&src))
 }

@@ -168,6 +168,12 @@ impl QueryTerms {
         }
         best
     }
+
+    /// The name mask of other words than an indexed name (a file's stem): the bits of the
+    /// procedure-name terms among `words`.
+    pub fn name_mask_of(&self, words: &[String]) -> u32 {
+        self.terms.iter().filter(|t| words.contains(&t.term)).filter_map(|t| t.name).fold(0, |m, b| m | 1u32 << b)
+    }
 }
 
 /// Per-function results of a lexical query.
@@ -378,6 +384,20 @@ mod tests {
         let q = query_terms("", &["UNION".into(), "FIND-SET".into(), "MAKE-SET".into()]);
         let r = lex.search(&q.terms);
         assert_eq!((q.coverage(r.name_mask[0], 0), q.coverage(r.name_mask[1], 0)), (1.0, 0.375));
+    }
+
+    #[test]
+    fn file_stems_cover_procedure_names_as_names_do() {
+        let q = query_terms("for k = 1 to n: relax the matrix", &["FLOYD-WARSHALL".into(), "PRINT-PATH".into()]);
+        let stem = |s: &str| q.coverage(q.name_mask_of(&name_terms(Lang::C, &[], s)), 0);
+        assert_eq!(stem("floyd_warshall"), 1.0);
+        assert_eq!(stem("floydWarshall"), 1.0);
+        assert_eq!(stem("warshall"), 0.5);
+        assert_eq!(stem("print"), 0.375, "a helper's words count less");
+        assert_eq!(stem("paths"), 0.375, "plurals as in names");
+        assert_eq!(stem("distances"), 0.0);
+        // Other words of the query are no name: `matrix` in a stem covers nothing.
+        assert_eq!(stem("matrix"), 0.0);
     }
 
     #[test]

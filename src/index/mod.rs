@@ -105,6 +105,10 @@ pub struct IndexMeta {
     pub node_factory: String,
     pub function_factory: String,
     pub roots: Vec<String>,
+    /// Every root is an anonymized tree ([`crate::anonymize::MARKER`]): its file names are
+    /// the originals and say nothing about its code.
+    #[serde(default)]
+    pub anonymized: bool,
     pub files: usize,
     pub lines: u64,
     pub source_bytes: u64,
@@ -370,6 +374,7 @@ pub fn build(
     report.nodes = icfg.graph.node_count();
     report.functions = icfg.functions.len();
 
+    let anonymized = !roots.is_empty() && roots.iter().all(|r| crate::anonymize::is_marked(r));
     // Compare with the index in place: by path and content hash.
     let previous = current_generation(dir).and_then(|g| Store::open(&g.join("index.sqlite")).ok().map(|s| (g, s)));
     let mut same_identity = false;
@@ -391,6 +396,7 @@ pub fn build(
                 && m.encoder == enc.hash()
                 && m.function_encoder == fenc.hash()
                 && m.features == opts.features
+                && m.anonymized == anonymized
                 && opts.factory.as_ref().is_none_or(|f| *f == m.node_factory)
         });
     } else {
@@ -519,6 +525,7 @@ pub fn build(
         node_factory,
         function_factory,
         roots: roots.iter().map(|r| r.display().to_string()).collect(),
+        anonymized,
         files: icfg.files.len(),
         lines: report.lines,
         source_bytes: report.source_bytes,

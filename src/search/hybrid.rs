@@ -14,8 +14,8 @@
 use super::ranker::{Ranker, FEATURES, N_FEATURES};
 use super::{fragments, query_vectors, to_pcode, Fragment, LineMatch, QueryNode, SearchError, SearchOptions, SearchResult, Span, Timings};
 use crate::features::{TextEncoders, DIM};
-use crate::graph::Icfg;
-use crate::index::lexical::query_terms;
+use crate::graph::{Icfg, Lang};
+use crate::index::lexical::{name_terms, query_terms};
 use crate::index::store::FunctionRow;
 use crate::index::{vectors, Index, IndexError};
 use crate::pcode::{Classifier, PcodeError};
@@ -499,6 +499,16 @@ pub fn candidates(index: &mut Index, encs: &TextEncoders, q: &Query, opts: &Hybr
     for (f, rk, shape, variants) in scored {
         let found = (0..4).fold(0u8, |m, r| m | (u8::from(rk[r].is_some()) << r));
         let p = shape.profile();
+        // The file's name read as a function's name is, except in an anonymized tree,
+        // where file names are the originals.
+        let file_name = if index.meta.anonymized {
+            0.0
+        } else {
+            let file = rows.function(f)?.file;
+            let path = rows.path(file)?;
+            let stem = Path::new(&path).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            qt.coverage(qt.name_mask_of(&name_terms(Lang::C, &[], &stem)), q.main)
+        };
         for Variant { grown, tree, a, form, tokens, flow, sequence } in variants {
             let qprofile = forms[form as usize].1;
             let spans = fragment_spans(&mut rows, &get, f, &tree, &a, opts.shrink)?;
@@ -508,6 +518,7 @@ pub fn candidates(index: &mut Index, encs: &TextEncoders, q: &Query, opts: &Hybr
             x[1] = rr(rk[LEXICAL]);
             x[2] = qt.coverage(lex.name_mask[f as usize], q.main);
             x[3] = qt.coverage(lex.comment_mask[f as usize], q.main);
+            x[27] = file_name;
             x[0] = lex.score[f as usize];
             x[4] = index_cosine(rows.index, f, &qvec);
             x[5] = rr(rk[DENSE]);
@@ -792,6 +803,9 @@ fn describe(c: &Candidate, q: &Query, function: &str) -> Vec<String> {
     let mut r = Vec::new();
     if f("name") > 0.0 {
         r.push(format!("name: {:.0}% of the query's procedure-name words are in `{function}`", 100.0 * f("name")));
+    }
+    if f("file_name") > 0.0 {
+        r.push(format!("file name: {:.0}% of the query's procedure-name words are in the name of its file", 100.0 * f("file_name")));
     }
     if let Some(k) = c.ranks[LEXICAL] {
         r.push(format!("lexical: BM25F rank {}", k + 1));
