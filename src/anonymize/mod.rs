@@ -105,13 +105,14 @@ pub fn mark(dir: &Path) -> std::io::Result<()> {
     std::fs::write(dir.join(MARKER), "identifiers anonymized by beryl; file names are the originals\n")
 }
 
-/// Whether `root` (a directory, or a file inside one) is the root of an anonymized tree.
+/// Whether `root` (a directory or a file) lies in an anonymized tree: the marker is in it
+/// or in a folder above, as when a part of the tree is indexed.
 pub fn is_marked(root: &Path) -> bool {
-    let dir = match root.parent() {
-        Some(p) if root.is_file() => p,
-        _ => root,
-    };
-    dir.join(MARKER).is_file()
+    if !root.exists() {
+        return false;
+    }
+    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    root.ancestors().any(|d| d.join(MARKER).is_file())
 }
 
 /// How new names look.
@@ -425,11 +426,13 @@ mod tests {
     #[test]
     fn a_marked_tree_is_known_from_its_root_and_its_files() {
         let tmp = tempfile::tempdir().unwrap();
-        let file = tmp.path().join("floyd_warshall.c");
+        let sub = tmp.path().join("src/paths");
+        std::fs::create_dir_all(&sub).unwrap();
+        let file = sub.join("floyd_warshall.c");
         std::fs::write(&file, "int f(void) { return 0; }\n").unwrap();
-        assert!(!is_marked(tmp.path()) && !is_marked(&file));
+        assert!(!is_marked(tmp.path()) && !is_marked(&sub) && !is_marked(&file));
         mark(tmp.path()).unwrap();
-        assert!(is_marked(tmp.path()) && is_marked(&file));
+        assert!(is_marked(tmp.path()) && is_marked(&sub) && is_marked(&file), "a part of the tree is in it");
         assert!(!is_marked(&tmp.path().join("absent")), "a missing root is not an anonymized tree");
     }
 }
