@@ -323,11 +323,14 @@ pub enum Method {
     #[value(name = "-tokens")]
     #[serde(rename = "-tokens")]
     NoTokens,
+    #[value(name = "-strings")]
+    #[serde(rename = "-strings")]
+    NoStrings,
 }
 
 impl Method {
     /// What `beryl eval algo` runs without `--methods`.
-    pub const DEFAULT: [Method; 15] = [
+    pub const DEFAULT: [Method; 16] = [
         Method::Hybrid,
         Method::Beryllium,
         Method::CbG,
@@ -343,6 +346,7 @@ impl Method {
         Method::NoStructure,
         Method::NoFragment,
         Method::NoTokens,
+        Method::NoStrings,
     ];
 
     pub fn name(self) -> &'static str {
@@ -362,6 +366,7 @@ impl Method {
             Method::NoStructure => "-structure",
             Method::NoFragment => "-fragment",
             Method::NoTokens => "-tokens",
+            Method::NoStrings => "-strings",
         }
     }
 
@@ -385,6 +390,7 @@ impl Method {
             Method::NoStructure => Some("structure"),
             Method::NoFragment => Some("fragment"),
             Method::NoTokens => Some("tokens"),
+            Method::NoStrings => Some("strings"),
             _ => return None,
         };
         Some(Variant { without })

@@ -1,23 +1,27 @@
-//! `lexical.bin`: a BM25F inverted index over functions, with three fields per function:
+//! `lexical.bin`: a BM25F inverted index over functions, with four fields per function:
 //! its name (qualified, split at camelCase and snake_case, with the initials of word runs:
-//! `breadthFirstSearch` also reads `bfs`), the comment above it, and its body (identifiers
-//! split the same way, string literals, comments inside). Terms are those of
-//! [`crate::features::words`].
+//! `breadthFirstSearch` also reads `bfs`), the comment above it, its body (identifiers
+//! split the same way, string literals, comments inside), and the words of its string
+//! literals alone (weightless in BM25F, as the body holds them: the field says where a
+//! procedure-name word occurs, since messages name algorithms that identifiers do not).
+//! Terms are those of [`crate::features::words`].
 //!
-//! Layout (little-endian): `BRYLEX01`, documents `n` (u32), terms `t` (u32), `n` × 3 field
+//! Layout (little-endian): `BRYLEX02`, documents `n` (u32), terms `t` (u32), `n` × 4 field
 //! lengths (u16), then per term (sorted): length (u8), bytes, document frequency (u32),
 //! posting bytes (u32), postings. A posting is the document's distance to the previous
-//! one (LEB128) and its term frequency in name, comment and body (one byte each, saturating).
+//! one (LEB128) and its term frequency in name, comment, body and strings (one byte each,
+//! saturating).
 
 use crate::features::words::{acronyms, tokens};
 use crate::graph::{Icfg, Lang};
 use rayon::prelude::*;
 use std::collections::HashMap;
 
-const MAGIC: &[u8; 8] = b"BRYLEX01";
-pub const FIELDS: usize = 3;
-/// Field weights of BM25F: a name word says more than a word of the body.
-const WEIGHT: [f32; FIELDS] = [3.0, 1.5, 1.0];
+const MAGIC: &[u8; 8] = b"BRYLEX02";
+pub const FIELDS: usize = 4;
+/// Field weights of BM25F: a name word says more than a word of the body; string words
+/// are already body words.
+const WEIGHT: [f32; FIELDS] = [3.0, 1.5, 1.0, 0.0];
 const K1: f32 = 1.2;
 const B: f32 = 0.75;
 
@@ -57,9 +61,37 @@ pub fn documents(icfg: &Icfg, sources: &[String], comment: &(dyn Fn(u32) -> Stri
             let m = &icfg.functions[f as usize].meta;
             let src = &sources[m.file as usize];
             let body = src.get(m.bytes.0 as usize..(m.bytes.1 as usize).min(src.len())).unwrap_or("");
-            Doc { fields: [name_terms(m.lang, &m.scope, &m.name), tokens(&comment(f)), tokens(body)] }
+            Doc { fields: [name_terms(m.lang, &m.scope, &m.name), tokens(&comment(f)), tokens(body), tokens(&string_literals(body))] }
         })
         .collect()
+}
+
+/// The contents of the double-quoted string literals of C, C++ or Java source, one per
+/// line; comments and character literals are passed over.
+pub fn string_literals(src: &str) -> String {
+    let b = src.as_bytes();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'/' if b.get(i + 1) == Some(&b'/') => i = src[i..].find('\n').map_or(b.len(), |k| i + k),
+            b'/' if b.get(i + 1) == Some(&b'*') => i = src[i + 2..].find("*/").map_or(b.len(), |k| i + 2 + k + 2),
+            q @ (b'"' | b'\'') => {
+                let start = i + 1;
+                i = start;
+                while i < b.len() && b[i] != q && b[i] != b'\n' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                if q == b'"' {
+                    out.push_str(src.get(start..i.min(b.len())).unwrap_or(""));
+                    out.push('\n');
+                }
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    out
 }
 
 fn put_varint(out: &mut Vec<u8>, mut v: u32) {
@@ -184,8 +216,10 @@ pub struct LexScores {
     /// Procedure-name terms of the query found in each function's name field (bits as in
     /// [`QueryTerm::name`]) …
     pub name_mask: Vec<u32>,
-    /// … and in its comment.
+    /// … in its comment …
     pub comment_mask: Vec<u32>,
+    /// … and in its string literals.
+    pub string_mask: Vec<u32>,
 }
 
 pub struct Lexical {
@@ -256,7 +290,7 @@ impl Lexical {
 
     /// BM25F scores of every function, and where the query's procedure-name words occur.
     pub fn search(&self, query: &[QueryTerm]) -> LexScores {
-        let mut out = LexScores { score: vec![0.0; self.n], name_mask: vec![0; self.n], comment_mask: vec![0; self.n] };
+        let mut out = LexScores { score: vec![0.0; self.n], name_mask: vec![0; self.n], comment_mask: vec![0; self.n], string_mask: vec![0; self.n] };
         let n = self.n as f32;
         for q in query {
             let Some(&(df, a, b)) = self.terms.get(&q.term) else { continue };
@@ -283,6 +317,7 @@ impl Lexical {
                 if let Some(b) = q.name {
                     out.name_mask[d] |= u32::from(tf[0] > 0) << b;
                     out.comment_mask[d] |= u32::from(tf[1] > 0) << b;
+                    out.string_mask[d] |= u32::from(tf[3] > 0) << b;
                 }
             }
         }
@@ -345,7 +380,7 @@ mod tests {
     use super::*;
 
     fn doc(name: &str, comment: &str, body: &str) -> Doc {
-        Doc { fields: [name_terms(Lang::C, &[], name), tokens(comment), tokens(body)] }
+        Doc { fields: [name_terms(Lang::C, &[], name), tokens(comment), tokens(body), tokens(&string_literals(body))] }
     }
 
     #[test]
@@ -387,6 +422,19 @@ mod tests {
     }
 
     #[test]
+    fn string_literals_are_read_apart_from_comments_and_characters() {
+        let src = "if (neg) IGRAPH_ERROR(\"Negative cycle found with Floyd-Warshall.\", E); // \"not this\"\n\
+                   /* nor \"this\" */ c = '\"'; puts(\"a \\\"quoted\\\" word\");";
+        assert_eq!(string_literals(src), "Negative cycle found with Floyd-Warshall.\na \\\"quoted\\\" word\n");
+        assert_eq!(string_literals("s = \"unterminated\nx = 1;"), "unterminated\n");
+        let lex = Lexical::from_bytes(encode(&[doc("f1", "", src), doc("floyd", "", "x = 1;")])).unwrap();
+        let q = query_terms("", &["FLOYD-WARSHALL".into()]);
+        let r = lex.search(&q.terms);
+        assert_eq!((q.coverage(r.string_mask[0], 0), q.coverage(r.string_mask[1], 0)), (1.0, 0.0));
+        assert_eq!((q.coverage(r.name_mask[0], 0), q.coverage(r.name_mask[1], 0)), (0.0, 0.5));
+    }
+
+    #[test]
     fn file_stems_cover_procedure_names_as_names_do() {
         let q = query_terms("for k = 1 to n: relax the matrix", &["FLOYD-WARSHALL".into(), "PRINT-PATH".into()]);
         let stem = |s: &str| q.coverage(q.name_mask_of(&name_terms(Lang::C, &[], s)), 0);
@@ -405,7 +453,7 @@ mod tests {
         let bytes = encode(&[doc("a_b", "", "x y")]);
         assert!(Lexical::from_bytes(bytes.clone()).is_ok());
         assert!(Lexical::from_bytes(bytes[..bytes.len() - 1].to_vec()).is_err());
-        assert!(Lexical::from_bytes(b"BRYLEX01\xff\xff\xff\xff\x00\x00\x00\x00".to_vec()).is_err());
+        assert!(Lexical::from_bytes(b"BRYLEX02\xff\xff\xff\xff\x00\x00\x00\x00".to_vec()).is_err());
         assert!(Lexical::from_bytes(Vec::new()).is_err());
         let empty = Lexical::from_bytes(encode(&[])).unwrap();
         assert!(empty.search(&query_terms("x", &[]).terms).score.is_empty());

@@ -31,8 +31,9 @@ use store::Store;
 use thiserror::Error;
 pub use vectors::FeatureSet;
 
-/// Version of this directory layout and database schema (10: `union` is a lexical term).
-pub const FORMAT: u32 = 10;
+/// Version of this directory layout and database schema (11: string literals are a
+/// lexical field of their own).
+pub const FORMAT: u32 = 11;
 /// What a generation holds; one missing means it cannot be reused.
 const FILES: [&str; 10] = [
     "index.sqlite",

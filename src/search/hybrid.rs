@@ -519,6 +519,7 @@ pub fn candidates(index: &mut Index, encs: &TextEncoders, q: &Query, opts: &Hybr
             x[2] = qt.coverage(lex.name_mask[f as usize], q.main);
             x[3] = qt.coverage(lex.comment_mask[f as usize], q.main);
             x[27] = file_name;
+            x[28] = qt.coverage(lex.string_mask[f as usize], q.main);
             x[0] = lex.score[f as usize];
             x[4] = index_cosine(rows.index, f, &qvec);
             x[5] = rr(rk[DENSE]);
@@ -803,6 +804,9 @@ fn describe(c: &Candidate, q: &Query, function: &str) -> Vec<String> {
     let mut r = Vec::new();
     if f("name") > 0.0 {
         r.push(format!("name: {:.0}% of the query's procedure-name words are in `{function}`", 100.0 * f("name")));
+    }
+    if f("string_name") > 0.0 {
+        r.push(format!("strings: {:.0}% of the query's procedure-name words are in its string literals", 100.0 * f("string_name")));
     }
     if f("file_name") > 0.0 {
         r.push(format!("file name: {:.0}% of the query's procedure-name words are in the name of its file", 100.0 * f("file_name")));

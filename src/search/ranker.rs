@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 /// Feature names, in the order of a candidate's feature vector.
-pub const FEATURES: [&str; 28] = [
+pub const FEATURES: [&str; 29] = [
     "lex",
     "lex_rr",
     "name",
@@ -41,18 +41,20 @@ pub const FEATURES: [&str; 28] = [
     "recursion_both",
     "tok_align_rr_unnamed",
     "file_name",
+    "string_name",
 ];
 pub const N_FEATURES: usize = FEATURES.len();
 
 /// Signals that can be taken out as a whole (ablation): the features of each, and the
 /// retriever that belongs to it (see `hybrid::Retriever`).
-pub const GROUPS: [(&str, &[&str]); 6] = [
+pub const GROUPS: [(&str, &[&str]); 7] = [
     ("lexical", &["lex", "lex_rr", "name", "comment_name", "file_name"]),
     ("dense", &["dense", "dense_rr"]),
     ("beryllium", &["beryllium", "beryllium_rr"]),
     ("structure", &["align", "align_rel", "profile", "depth_match", "loops_diff", "recursion", "density", "profile_rr", "flow", "recursion_both"]),
     ("fragment", &["size", "size2", "grown", "test_path", "spread"]),
     ("tokens", &["tok_align", "tok_bag", "tok_seq", "tok_align_rr_unnamed"]),
+    ("strings", &["string_name"]),
 ];
 
 #[derive(Debug, Error)]
