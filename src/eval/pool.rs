@@ -267,7 +267,7 @@ mod tests {
         assert_eq!(order(&p, Variant { without: None }, &r), vec![0, 2]);
         let v = Variant { without: Some("lexical") };
         assert!(order(&p, v, &r).is_empty(), "every candidate came from the lexical retriever only");
-        assert_eq!(Variant::all().len(), 7);
+        assert_eq!(Variant::all().len(), 8);
     }
 
     #[test]
