@@ -788,15 +788,15 @@ fn index_dir(work: &Path, setting: Setting, group: &Group, f: FeatureSet) -> Pat
 pub fn renamed_root(work: &Path, project: &str, root: &Path) -> Result<PathBuf, AlgoError> {
     let out = work.join("renamed").join(project);
     let done = out.join(".done");
+    let src = out.join("src");
     let stamp = format!("anonymizer {} walk {}\n", crate::anonymize::REVISION, corpus::walk::REVISION);
     if std::fs::read_to_string(&done).is_ok_and(|d| d.starts_with(&stamp)) {
-        let src = out.join("src");
+        // Copies made before trees were marked.
         if !crate::anonymize::is_marked(&src) {
             crate::anonymize::mark(&src).map_err(io(&src))?;
         }
         return Ok(src);
     }
-    let src = out.join("src");
     if src.exists() {
         std::fs::remove_dir_all(&src).map_err(io(&src))?;
     }
