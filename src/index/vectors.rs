@@ -145,8 +145,8 @@ pub fn factory_for(n: usize, flat_max: usize, user: Option<&str>) -> String {
     }
 }
 
-/// The function index holds 384-d text vectors: 6-bit codes (8-bit put commons-math3 at
-/// 2.02 × its source), flat below 256 functions.
+/// The function index holds 384-d text vectors: 6-bit codes (8-bit codes make the index
+/// about twice the size of the source it indexes), flat below 256 functions.
 pub fn function_factory(n: usize) -> String {
     if n < 256 { "Flat".into() } else { "SQ6".into() }
 }

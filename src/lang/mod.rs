@@ -70,7 +70,7 @@ pub struct ParsedFile {
 
 /// Parses `src` in the language its path gives (`is_h`: a `.h` file), and picks C or C++
 /// for a header: C++ where it uses C++-only syntax, even when both parsers give up on it
-/// (lemon's templates with `#ifdef` in their heads leave one ERROR region in either), or
+/// (templates with `#ifdef` in their heads leave one ERROR region in either), or
 /// where C leaves error regions that C++ does not. Returns the language, the tree and its
 /// error regions.
 pub(crate) fn parse_source(lang: Lang, is_h: bool, src: &str) -> Option<(Lang, Tree, u32)> {
@@ -129,7 +129,7 @@ mod tests {
 
     #[test]
     fn headers_with_cpp_syntax_are_cpp() {
-        assert!(looks_cpp("namespace lemon {\n  template <typename GR>\n  class Bfs {};\n}"));
+        assert!(looks_cpp("namespace graphs {\n  template <typename GR>\n  class Bfs {};\n}"));
         assert!(looks_cpp("int x = std::max(a, b);"));
         assert!(!looks_cpp("/* see Foo::bar */\nint f(int a);\n// a::b\n"));
         assert!(!looks_cpp("struct s { int a; };\nint f(void);"));

@@ -23,7 +23,7 @@ pub const PART_NODES: usize = 4000;
 
 /// The text the encoder reads for a node: its code, English or math as written. ENTRY and
 /// EXIT carry the function's name, often the best hint of what it does; it also ties them
-/// to the call sites their call and return edges lead to (a quarter of igraph's edges),
+/// to the call sites their call and return edges lead to (in C code a large share of edges),
 /// which an empty EXIT could not be told apart from any other.
 pub fn node_text<'a>(icfg: &'a Icfg, node: &'a Node) -> &'a str {
     match node.kind {

@@ -3,14 +3,14 @@
 //! and validation; only training edges carry messages. Adam (lr 0.01), no dropout, edge
 //! batches of 2048, and training stops when validation AUC stops improving.
 //!
-//! At a constant 0.01 the loss of full-size corpora oscillated (0.65 → 1.03 within nine
-//! epochs on igraph) and early stopping caught a noisy peak. So 0.01 is the starting rate:
-//! each plateau restores the best weights and halves it, down to 1 % of it.
+//! At a constant 0.01 the loss of full-size corpora oscillates and early stopping catches a
+//! noisy peak. So 0.01 is the starting rate: each plateau restores the best weights and
+//! halves it, down to 1 % of it.
 //!
 //! Validation edges carry no messages, but training edges did, so the model learned to
-//! recognise edges it could see (training AUC 0.99, validation 0.87 on igraph). Each
-//! step now hides its own positives (a quarter of the subgraph's training edges) from the
-//! adjacency, as PyTorch Geometric's disjoint supervision edges do: validation 0.95.
+//! recognise edges it could see rather than predict unseen ones. Each step hides its own
+//! positives (a quarter of the subgraph's training edges) from the adjacency, as PyTorch
+//! Geometric's disjoint supervision edges do, so training asks what validation asks.
 
 use super::gcn::{decode, normalized_adjacency, Gcn};
 use std::collections::HashSet;

@@ -241,9 +241,7 @@ impl Classifier {
         if let Some(p) = std::env::var_os("BERYL_PCODE_MODEL") {
             return PathBuf::from(p);
         }
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("models")
-            .join("pcode-classifier.bin")
+        crate::repo_path("models/pcode-classifier.bin")
     }
 }
 
@@ -335,7 +333,7 @@ pub struct TrainReport {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct CorpusCount {
     pub lang: SourceLang,
-    /// The corpus directory's name, e.g. `igraph-0.10.2+ds` (a Debian source package).
+    /// The corpus directory's name, e.g. `name-1.2+ds` (a Debian source package).
     pub name: String,
     pub files: usize,
     pub mined_code_lines: usize,

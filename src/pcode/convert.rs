@@ -26,6 +26,7 @@
 
 use super::classify::{Classifier, LineClass};
 use super::error::{PcodeError, SyntaxError};
+use crate::text::{split, Split};
 use serde::Serialize;
 
 /// What a line of plain pseudocode is, as the labeled evaluation set counts it.
@@ -307,25 +308,8 @@ fn header_core(text: &str) -> &str {
 
 /// `floydWarshall`, `floyd_warshall`, `LCSLength` → `FLOYD-WARSHALL`, `LCS-LENGTH`.
 fn textbook_name(name: &str) -> String {
-    let cs: Vec<char> = name.chars().collect();
-    let mut words: Vec<String> = vec![String::new()];
-    for (i, &c) in cs.iter().enumerate() {
-        if c == '_' || c == '-' {
-            words.push(String::new());
-            continue;
-        }
-        let prev = i.checked_sub(1).map(|j| cs[j]);
-        let next = cs.get(i + 1);
-        let boundary = c.is_uppercase()
-            && (prev.is_some_and(|p| p.is_lowercase() || p.is_ascii_digit())
-                || (prev.is_some_and(char::is_uppercase) && next.is_some_and(|n| n.is_lowercase())));
-        if boundary {
-            words.push(String::new());
-        }
-        words.last_mut().unwrap().extend(c.to_uppercase());
-    }
-    words.retain(|w| !w.is_empty());
-    words.join("-")
+    let how = Split { sep: |c| c == '_' || c == '-', ..Split::WORDS };
+    split(name, &how).iter().map(|w| w.chars().flat_map(char::to_uppercase).collect::<String>()).collect::<Vec<_>>().join("-")
 }
 
 /// `print(…)` and its kin write output, which textbooks say in words, not call.

@@ -1,4 +1,4 @@
-//! Printing search results: grep-style text, JSON (schema in docs/search-json.md) and an
+//! Printing search results: grep-style text, JSON (schema in docs/guide/json.md) and an
 //! HTML page that shows the query beside each fragment with mapped lines highlighted.
 
 use crate::search::{Fragment, SearchResult};

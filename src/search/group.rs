@@ -10,8 +10,8 @@
 //!
 //! A query node counts as covered when a maximum one-to-one matching of query nodes to
 //! the group's nodes (through their top-k lists) gives it a node of its own. Counting every
-//! query node with any match instead let one short statement (`d;` in igraph's HRG code)
-//! cover four lines of Floyd–Warshall and outrank whole implementations.
+//! query node with any match instead lets one short statement (`d;`) cover several query
+//! lines and outrank whole implementations.
 
 use kodama::{linkage, Method};
 

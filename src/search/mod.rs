@@ -3,7 +3,7 @@
 
 pub mod group;
 pub mod hybrid;
-pub mod ranker;
+pub mod place;
 
 use crate::features::{Encoder, FeatureError, TextEncoders};
 use crate::graph::{Icfg, NodeKind};
@@ -31,7 +31,7 @@ pub enum SearchError {
     #[error("hybrid search needs the ranker weights (models/ranker/weights.json, or $BERYL_RANKER): {0}")]
     NoRanker(String),
     #[error(transparent)]
-    Ranker(#[from] ranker::RankerError),
+    Ranker(#[from] hybrid::scorer::RankerError),
 }
 
 #[derive(Clone, Debug)]
@@ -197,12 +197,12 @@ fn ms(t: Instant) -> f64 {
 }
 
 /// Query nodes with their search vectors.
-struct QueryVectors {
+pub(crate) struct QueryVectors {
     nodes: Vec<QueryNode>,
     rows: Vec<f32>,
 }
 
-fn query_vectors(index: &Index, enc: &Encoder, q: &Icfg, line_map: &[u32]) -> Result<QueryVectors, SearchError> {
+pub(crate) fn query_vectors(index: &Index, enc: &Encoder, q: &Icfg, line_map: &[u32]) -> Result<QueryVectors, SearchError> {
     let hidden = index.meta.hidden;
     let rows = embed(&index.model, q, enc)?;
     let width = hidden + IN_DIM;
@@ -264,7 +264,7 @@ pub fn natural(index: &mut Index, encs: &TextEncoders, query: &str, opts: &Searc
     for &(fid, sim) in hits.first().into_iter().flatten() {
         let f = index.store.function(fid as u32)?;
         let file = index.store.file(f.file)?;
-        let tests = hybrid::is_test_path(&file.path);
+        let tests = place::is_test_path(&file.path);
         frags.push((tests, Fragment {
             rank: 0,
             score: sim as f64,
@@ -284,7 +284,7 @@ pub fn natural(index: &mut Index, encs: &TextEncoders, query: &str, opts: &Searc
                 code: f.qualified,
                 similarity: sim,
             }],
-            reasons: if tests { vec![hybrid::TESTS_LAST.into()] } else { Vec::new() },
+            reasons: if tests { vec![place::TESTS_LAST.into()] } else { Vec::new() },
         }));
     }
     // As in hybrid search: code in tests, examples or benchmarks after the rest (stable,
@@ -330,7 +330,7 @@ pub fn natural_fragments(index: &mut Index, encs: &TextEncoders, query: &str, op
     fragments(index, QueryVectors { nodes, rows }, opts, "natural-language-fragments", embed_ms, t0)
 }
 
-fn fragments(index: &mut Index, qv: QueryVectors, opts: &SearchOptions, mode: &str, embed_ms: f64, t0: Instant) -> Result<SearchResult, SearchError> {
+pub(crate) fn fragments(index: &mut Index, qv: QueryVectors, opts: &SearchOptions, mode: &str, embed_ms: f64, t0: Instant) -> Result<SearchResult, SearchError> {
     let t1 = Instant::now();
     // Each query node takes at most 1/200 of the corpus: on a small index a fixed k=100
     // would match every loop header and assignment, and generic nodes would cover the query.

@@ -36,8 +36,13 @@ const KNOWN_CALLS: [(&str, &str); 22] = [
 ];
 
 /// Words that stand for "infinity" or an extreme bound.
-const INFINITE: [&str; 12] =
-    ["INF", "INFINITY", "HUGE_VAL", "DBL_MAX", "FLT_MAX", "INT_MAX", "LONG_MAX", "MAX_VALUE", "POSITIVE_INFINITY", "IGRAPH_INFINITY", "inf", "infinity"];
+const INFINITE: [&str; 11] = ["INF", "INFINITY", "HUGE_VAL", "DBL_MAX", "FLT_MAX", "INT_MAX", "LONG_MAX", "MAX_VALUE", "POSITIVE_INFINITY", "inf", "infinity"];
+
+/// A bound written as one of [`INFINITE`], or as a library's own upper-case constant for
+/// infinity (`LIB_INFINITY`): libraries prefix the name with theirs.
+fn is_infinite(w: &str) -> bool {
+    INFINITE.contains(&w) || (w.ends_with("_INFINITY") && w.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_'))
+}
 
 /// Type words of C, C++ and Java that a declaration puts before a name.
 const TYPE_WORDS: [&str; 22] = [
@@ -199,7 +204,7 @@ fn words(text: &str, test: bool) -> Vec<String> {
                 } else if TYPE_WORDS.contains(&w) || CONTROL_WORDS.contains(&w) {
                 } else if matches!(w, "true" | "false" | "TRUE" | "FALSE" | "NIL" | "nil" | "NULL" | "null" | "nullptr") {
                     toks.push("K".into());
-                } else if INFINITE.contains(&w) {
+                } else if is_infinite(w) {
                     // `Integer.MAX_VALUE`, `Double.POSITIVE_INFINITY`: the class goes too.
                     if toks.last().is_some_and(|t| t == ".") && toks.len() >= 2 && toks[toks.len() - 2].starts_with('$') {
                         toks.truncate(toks.len() - 2);

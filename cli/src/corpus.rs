@@ -1,0 +1,26 @@
+//! `beryl corpus …`: real corpora from Debian source packages.
+
+use anyhow::{Context, Result};
+use beryl::corpus::fetch;
+use clap::Subcommand;
+
+#[derive(Subcommand)]
+pub enum CorpusCmd {
+    /// Download and unpack source packages (cached); prints each unpacked path.
+    Fetch {
+        #[arg(required = true)]
+        names: Vec<String>,
+    },
+}
+
+pub fn run(cmd: CorpusCmd) -> Result<()> {
+    match cmd {
+        CorpusCmd::Fetch { names } => {
+            for n in names {
+                let p = fetch::fetch(&n).with_context(|| format!("fetching corpus {n}"))?;
+                println!("{}", p.display());
+            }
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,118 @@
+//! `beryl index`: build or update an index of source trees.
+
+use crate::args::{check_paths, default_model, EncoderArgs};
+use anyhow::{Context, Result};
+use beryl::corpus::WalkOptions;
+use beryl::index::{self, FeatureSet, IndexOptions};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args)]
+pub struct IndexArgs {
+    /// Files or directories to index.
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+    /// Index directory (default: `.beryl` in the first path).
+    #[arg(long)]
+    index: Option<PathBuf>,
+    /// Model directory (default: $BERYL_MODEL, else the model trained on the statement
+    /// encoder's vectors: models/default for static, models/minilm for MiniLM).
+    #[arg(long)]
+    model: Option<PathBuf>,
+    #[command(flatten)]
+    encoders: EncoderArgs,
+    /// Ingredients of node vectors: any of text, graph, math.
+    #[arg(long, default_value = "text,graph,math")]
+    features: String,
+    /// FAISS factory string for the node index, over vectors projected to 128 dimensions
+    /// (default: `SQ8`, every vector compared, up to --flat-max nodes; `IVF…,PQ32np` above).
+    #[arg(long)]
+    faiss: Option<String>,
+    /// Largest node index where every vector is compared.
+    #[arg(long, default_value_t = 50_000)]
+    flat_max: usize,
+    /// Rebuild even when no file changed.
+    #[arg(long)]
+    force: bool,
+    /// Read files that .gitignore and .ignore exclude.
+    #[arg(long)]
+    no_ignore: bool,
+    /// Skip files larger than this many bytes.
+    #[arg(long, default_value_t = 1 << 20)]
+    max_file_size: u64,
+    /// libtorch threads (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Print the build report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(a: IndexArgs) -> Result<()> {
+    check_paths(&a.paths)?;
+    let dir = a.index.clone().unwrap_or_else(|| {
+        let first = &a.paths[0];
+        if first.is_dir() { first.join(".beryl") } else { first.parent().unwrap_or(Path::new(".")).join(".beryl") }
+    });
+    let features = FeatureSet::parse(&a.features).map_err(anyhow::Error::msg)?;
+    let opts = IndexOptions {
+        walk: WalkOptions { max_bytes: a.max_file_size, respect_ignore: !a.no_ignore, langs: Vec::new() },
+        features,
+        factory: a.faiss.clone(),
+        flat_max: a.flat_max,
+        force: a.force,
+    };
+    let encs = a.encoders.load(a.threads);
+    let model = a.model.clone().unwrap_or_else(|| default_model(a.encoders.statements.into()));
+    let bar = ProgressBar::new(0);
+    bar.set_style(
+        ProgressStyle::with_template("{prefix:>9} [{bar:30}] {pos}/{len} files {per_sec} eta {eta} {elapsed_precise}")?
+            .progress_chars("=> "),
+    );
+    let mut stage = String::new();
+    let r = index::build(&a.paths, &dir, &opts, &model, &encs, &mut |s, done, total| {
+        if s != stage {
+            stage = s.to_string();
+            bar.reset();
+            bar.set_prefix(stage.clone());
+            if bar.is_hidden() {
+                eprintln!("beryl index: {stage}");
+            }
+        }
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    })
+    .with_context(|| format!("indexing into {}", dir.display()))?;
+    bar.finish_and_clear();
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+    } else if r.up_to_date {
+        println!("{}: up to date ({} files unchanged, {:.2} s)", dir.display(), r.files, r.total_seconds);
+    } else {
+        println!(
+            "{}: {} files ({} unchanged, {} changed, {} new, {} removed), {} lines, {} functions, {} nodes",
+            dir.display(),
+            r.files,
+            r.unchanged_files,
+            r.changed_files,
+            r.new_files,
+            r.removed_files,
+            r.lines,
+            r.functions,
+            r.nodes
+        );
+        println!(
+            "{:.1} s ({:.0} lines/s): parse {:.1} s, vectors {:.1} s ({} texts encoded, {} from cache), write {:.1} s; index {:.1} MB = {:.2} × source",
+            r.total_seconds,
+            r.lines as f64 / r.total_seconds.max(1e-9),
+            r.parse_seconds,
+            r.embed_seconds,
+            r.texts_encoded,
+            r.texts_from_cache,
+            r.write_seconds,
+            r.index_bytes as f64 / 1e6,
+            r.index_bytes as f64 / r.source_bytes.max(1) as f64
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,171 @@
+//! The `beryl` command line: parses arguments and dispatches to one module per command
+//! family. The work itself is the library's (`beryl`) or, for benchmarks and training
+//! data, the lab's (`beryl_lab`); this crate adds context to errors and maps them to exit
+//! codes (0 ok, 1 error, 3 a missing, damaged or mismatched index).
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+mod anonymize;
+mod args;
+mod bench;
+mod corpus;
+mod doctor;
+mod eval;
+mod graph;
+mod index;
+mod pcode;
+mod search;
+mod train;
+
+#[derive(Parser)]
+#[command(name = "beryl", version, about = "Find algorithm implementations in C, C++ and Java code")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Control-flow graphs of a function, or statistics of a whole corpus.
+    Graph {
+        #[command(flatten)]
+        walk: args::Walk,
+        /// Show the CFG of the functions with this name (`name`, `Cls::name` or `Cls.name`).
+        #[arg(long)]
+        function: Option<String>,
+        /// Output format; default `stats` without --function, `dot` with it.
+        #[arg(long, value_enum)]
+        format: Option<graph::GraphFormat>,
+        /// Print statistics as JSON (with --format stats).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Real corpora from Debian source packages.
+    Corpus {
+        #[command(subcommand)]
+        cmd: corpus::CorpusCmd,
+    },
+    /// The p-language: check, convert plain pseudocode, graph, train the line classifier.
+    #[command(subcommand)]
+    Pcode(pcode::PcodeCmd),
+    /// Train the GCN graph autoencoder on real corpora (self-supervised link prediction).
+    Train {
+        /// Corpus roots; each contributes at most --max-nodes nodes.
+        #[arg(long = "corpus", required = true, num_args = 1..)]
+        corpora: Vec<PathBuf>,
+        /// Keep only files of this language.
+        #[arg(long, value_enum, default_value_t = train::LangSel::Mixed)]
+        lang: train::LangSel,
+        /// Output directory (weights.safetensors + manifest.json).
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long, default_value_t = 40_000)]
+        max_nodes: usize,
+        #[arg(long, default_value_t = 100)]
+        epochs: usize,
+        /// Epochs without a better validation AUC before stopping.
+        #[arg(long, default_value_t = 5)]
+        patience: usize,
+        #[arg(long, default_value_t = 7)]
+        seed: u64,
+        /// libtorch threads (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Folder with the encoder files (default $BERYL_ENCODER_DIR or /opt/beryl/encoder).
+        #[arg(long)]
+        encoder_dir: Option<PathBuf>,
+        /// Text vectors of statement nodes, the model's inputs (an index must use the same).
+        #[arg(long, value_enum, default_value = "static")]
+        encoder: args::TextModelArg,
+    },
+    /// Check that libtorch and FAISS load and compute.
+    Doctor,
+    /// Index C, C++ and Java sources for search (incremental, atomic).
+    Index(index::IndexArgs),
+    /// Search an index with pseudocode (--pseudo FILE) or a natural-language QUERY.
+    Search(search::SearchArgs),
+    /// Benchmarks of search quality: CLARC, GenCodeSearchNet, algorithm location.
+    #[command(subcommand)]
+    Eval(eval::EvalCmd),
+    /// Rewrite identifiers of C, C++ and Java sources consistently (neutral or random names).
+    Anonymize(anonymize::AnonymizeArgs),
+    /// Distill static token vectors from the text encoder (model2vec recipe), with token
+    /// frequencies from the statements of the given corpora.
+    DistillStatic {
+        #[arg(long = "corpus", required = true, num_args = 1..)]
+        corpora: Vec<PathBuf>,
+        #[arg(long, default_value = "models/static/table.bin")]
+        out: PathBuf,
+        #[arg(long)]
+        encoder_dir: Option<PathBuf>,
+    },
+    /// Mine (doc comment, function) pairs, with anonymized twins, from Debian source
+    /// packages for training a code-search encoder (JSON lines). Packages of bench/algo and
+    /// those kept for held-out evaluation are refused.
+    MinePairs {
+        #[arg(required = true)]
+        packages: Vec<String>,
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Speed benchmarks; they print ratios against a baseline run in the same process.
+    Bench {
+        #[command(subcommand)]
+        cmd: bench::BenchCmd,
+    },
+}
+
+fn main() -> ExitCode {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
+    let cli = Cli::parse();
+    let read_only = matches!(cli.cmd, Cmd::Search(_));
+    match run(cli) {
+        Ok(()) if read_only => exit_now(),
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("beryl: error: {e:#}");
+            // A missing, damaged or mismatched index gets its own code, so scripts can rebuild.
+            let index_fault = e.chain().any(|c| {
+                c.downcast_ref::<beryl::index::IndexError>().is_some_and(|x| x.is_index_fault())
+                    || matches!(c.downcast_ref::<beryl::search::SearchError>(), Some(beryl::search::SearchError::Index(x)) if x.is_index_fault())
+            });
+            ExitCode::from(if index_fault { 3 } else { 1 })
+        }
+    }
+}
+
+/// Ends a command that wrote nothing but its output without the libraries' exit handlers:
+/// libtorch's took 0.13 s, an eighth of a one-shot `beryl search`.
+fn exit_now() -> ! {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    extern "C" {
+        fn _exit(code: i32) -> !;
+    }
+    // Safety: `_exit` only ends the process; the output is flushed above and a search
+    // holds no file open for writing (`--html` is written whole before).
+    unsafe { _exit(0) }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.cmd {
+        Cmd::Graph { walk, function, format, json } => graph::run(walk, function, format, json),
+        Cmd::Corpus { cmd } => corpus::run(cmd),
+        Cmd::Pcode(cmd) => pcode::run(cmd),
+        Cmd::Train { corpora, lang, out, max_nodes, epochs, patience, seed, threads, encoder_dir, encoder } => {
+            train::train(corpora, lang, out, max_nodes, epochs, patience, seed, threads, encoder_dir, encoder.into())
+        }
+        Cmd::Doctor => doctor::run(),
+        Cmd::Index(a) => index::run(a),
+        Cmd::Search(a) => search::run(a),
+        Cmd::Eval(cmd) => eval::run(cmd),
+        Cmd::Anonymize(a) => anonymize::run(a),
+        Cmd::Bench { cmd } => bench::run(cmd),
+        Cmd::DistillStatic { corpora, out, encoder_dir } => train::distill_static(corpora, out, encoder_dir),
+        Cmd::MinePairs { packages, out } => train::mine_pairs(packages, out),
+    }
+}

@@ -1,0 +1,110 @@
+//! `beryl search`: pseudocode or English against an index.
+
+use crate::args::{all_cores, MethodArg};
+use anyhow::{bail, Context, Result};
+use beryl::index::Index;
+use beryl::pcode::Classifier;
+use beryl::report;
+use beryl::search::hybrid::Method;
+use beryl::search::hybrid::Ranker;
+use beryl::search::{self, SearchOptions};
+use std::io::{IsTerminal, Read};
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args)]
+pub struct SearchArgs {
+    /// A natural-language query (or use --pseudo).
+    query: Option<String>,
+    /// A pseudocode file (p-code or plain), `-` for standard input.
+    #[arg(long, conflicts_with = "query")]
+    pseudo: Option<PathBuf>,
+    /// Results to show.
+    #[arg(long, default_value_t = 10)]
+    top: usize,
+    /// Index directory.
+    #[arg(long, default_value = ".beryl")]
+    index: PathBuf,
+    /// Check that the index was built with this model.
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// Natural language: match sentences to code nodes and group them, like pseudocode.
+    #[arg(long)]
+    fragments: bool,
+    /// Pseudocode search method: hybrid (every signal, learned scorer), beryllium (the
+    /// paper's node matching and grouping), bm25, name, dense.
+    #[arg(long, value_enum, default_value_t = MethodArg::Hybrid)]
+    method: MethodArg,
+    /// Ranker weights for --method hybrid (default: models/ranker/weights.json).
+    #[arg(long)]
+    ranker: Option<PathBuf>,
+    /// Source nodes fetched per query node.
+    #[arg(long, default_value_t = 100)]
+    k: usize,
+    /// Longest ICFG path inside one fragment.
+    #[arg(long, default_value_t = 8)]
+    radius: u32,
+    /// IVF lists probed per query (IVF indexes only).
+    #[arg(long, default_value_t = 32)]
+    nprobe: usize,
+    /// Print JSON (schema: docs/guide/json.md).
+    #[arg(long)]
+    json: bool,
+    /// Also write an HTML page showing the query beside each fragment.
+    #[arg(long)]
+    html: Option<PathBuf>,
+    /// libtorch threads (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+}
+
+pub fn run(a: SearchArgs) -> Result<()> {
+    let (text, name) = match (&a.pseudo, &a.query) {
+        (Some(p), _) if p.as_os_str() == "-" => {
+            let mut s = String::new();
+            std::io::stdin().read_to_string(&mut s).context("reading the query from standard input")?;
+            (s, PathBuf::from("<stdin>"))
+        }
+        (Some(p), _) => (std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?, p.clone()),
+        (None, Some(q)) => (q.clone(), PathBuf::from("<query>")),
+        (None, None) => bail!("give a natural-language QUERY or --pseudo FILE"),
+    };
+    let mut idx = Index::open(&a.index, a.model.as_deref(), a.nprobe)?;
+    // A query has a handful of texts: encoding them costs milliseconds, while opening the
+    // persistent vector cache of a large corpus reads it whole (about 1 GB for 2.7 M lines).
+    let enc = idx.encoders(Some(all_cores(a.threads)));
+    let opts = SearchOptions { top: a.top.max(1), k: a.k.max(1), radius: a.radius, ..SearchOptions::default() };
+    let r = if a.pseudo.is_some() {
+        let clf = || {
+            let p = Classifier::default_path();
+            Classifier::load(&p)
+        };
+        let method = Method::from(a.method);
+        let ranker = match method {
+            Method::Hybrid => Some(load_ranker(a.ranker.as_deref())?),
+            _ => None,
+        };
+        search::hybrid::search(&mut idx, &enc, &text, &name, clf, &opts, method, ranker.as_ref())?
+    } else if a.fragments {
+        search::natural_fragments(&mut idx, &enc, &text, &opts)?
+    } else {
+        search::natural(&mut idx, &enc, &text, &opts)?
+    };
+    if a.json {
+        println!("{}", report::search::json(&r));
+    } else {
+        let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+        print!("{}", report::search::text(&r, color));
+    }
+    if let Some(h) = &a.html {
+        let page = report::search::html(&r, &text, &mut |p| std::fs::read(p).ok().map(|b| String::from_utf8_lossy(&b).lines().map(String::from).collect()));
+        std::fs::write(h, page).with_context(|| format!("writing {}", h.display()))?;
+        eprintln!("wrote {}", h.display());
+    }
+    Ok(())
+}
+
+/// The hybrid scorer's weights: `path`, else the shipped ones.
+pub fn load_ranker(path: Option<&Path>) -> Result<Ranker> {
+    let p = path.map(Path::to_path_buf).unwrap_or_else(Ranker::default_path);
+    Ranker::load(&p).map_err(|e| anyhow::anyhow!(beryl::search::SearchError::NoRanker(e.to_string())))
+}
