@@ -1,5 +1,5 @@
 //! One branch of every preprocessor conditional, for finding declarations that tree-sitter
-//! cannot parse across `#if`/`#else`. Lemon writes `#ifdef DOXYGEN template<…> #else
+//! cannot parse across `#if`/`#else`. Template libraries write `#ifdef DOXYGEN template<…> #else
 //! template<…> #endif class Bfs {…}`: neither branch is a whole declaration, so the class
 //! comes out as an ERROR region and its name was never declared (and so never renamed).
 //! A view keeps one branch of each conditional and blanks the directives and the other

@@ -1,6 +1,8 @@
 //! One pass over a file's syntax tree: the names it declares (with their category), every
 //! identifier token with the context that decides whether it may be renamed, the comments,
 //! and the identifier words inside macro bodies (which tree-sitter keeps as raw text).
+//!
+//! One concern, kept whole: the pass is one walk whose cases share its context.
 
 use super::Category;
 use crate::graph::Lang;

@@ -9,6 +9,9 @@
 //! (whatever branch it left by); break/continue/return/goto and a throw with no handler
 //! in the function are `Jump`; a try reaches its handlers by `Exception`, and so does a
 //! throw inside the try body.
+//!
+//! One concern, kept whole: the builder is one recursion over statement kinds that share
+//! its frontier.
 
 use super::calls;
 use crate::graph::{normalize_ws, CallRef, EdgeKind, FnCfg, Lang, LocalId, Node, NodeKind, EXIT};

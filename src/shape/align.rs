@@ -11,6 +11,8 @@
 //! compute (operator families, array-index shape). The score is normalized by the
 //! query's own weight, so 1 means every query node found a perfect partner in order.
 //! No name, no identifier and no literal takes part.
+//!
+//! One concern: the alignment and the agreements read off it; below half of the file are its tests.
 
 use super::{Role, Shape, Subscripts};
 use std::hash::{Hash, Hasher};

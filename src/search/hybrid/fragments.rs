@@ -242,10 +242,6 @@ mod tests {
         CandSpan { function, path: path.into(), lines, matched }
     }
 
-    fn span(function: u32, path: &str, lines: (u32, u32), matched: usize) -> CandSpan {
-        CandSpan { function, path: path.into(), lines, matched }
-    }
-
     #[test]
     fn compact_sets_far_helpers_apart_around_the_span_that_carries_the_match() {
         // A caller with one matched call, its helper 200 lines down holding the loop, and a

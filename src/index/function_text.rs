@@ -1,0 +1,138 @@
+//! The text of a function as the function encoder reads it: its name as words, the prose
+//! of the comment above it, and its body, each within a budget of characters.
+
+#[allow(unused_imports)]
+use super::*;
+
+/// The comment block that ends right before `start`, if one does.
+pub(super) fn leading_comment(before: &str) -> &str {
+    let t = before.trim_end();
+    if t.ends_with("*/") {
+        if let Some(i) = t.rfind("/*") {
+            return &t[i..];
+        }
+    }
+    let mut begin = t.len();
+    for line in t.lines().rev() {
+        if line.trim_start().starts_with("//") {
+            begin -= line.len() + 1;
+        } else {
+            break;
+        }
+    }
+    t.get(begin.min(t.len())..).unwrap_or("").trim_start()
+}
+
+/// The comment right above function `f` (after the previous function of its file).
+pub fn function_comment<'a>(icfg: &Icfg, f: u32, src: &'a str) -> &'a str {
+    let m = &icfg.functions[f as usize].meta;
+    let s = (m.bytes.0 as usize).min(src.len());
+    let prev_end = if f > 0 && icfg.functions[f as usize - 1].meta.file == m.file {
+        (icfg.functions[f as usize - 1].meta.bytes.1 as usize).min(s)
+    } else {
+        s.saturating_sub(2000)
+    };
+    leading_comment(src.get(prev_end..s).unwrap_or(""))
+}
+
+/// The prose of a doc comment for the text encoder: no comment markers (`/**`, `*`,
+/// `//`), no markup (`<p>`, `{@code x}` → `x`), no tag words (`@param`, `\brief`; the text
+/// after them stays: parameter descriptions name what the function works on), no heading
+/// lines (`\function name`), at most `PROSE_CHARS`, cut after a sentence where one ends.
+/// With markers and markup a long Javadoc filled the encoder's whole window.
+pub fn doc_prose(comment: &str) -> String {
+    let mut words: Vec<String> = Vec::new();
+    'lines: for line in comment.lines() {
+        let l = line.trim().trim_start_matches("/**").trim_start_matches("/*!").trim_start_matches("/*").trim_start_matches("///").trim_start_matches("//!").trim_start_matches("//");
+        let l = l.trim_end_matches("*/").trim().trim_start_matches('*').trim();
+        for w in l.split_whitespace() {
+            if let Some(tag) = w.strip_prefix('@').or_else(|| w.strip_prefix('\\')) {
+                let tag = tag.trim_end_matches(|c: char| !c.is_ascii_alphanumeric());
+                match tag {
+                    // Headings name what the comment documents: the rest of their line goes.
+                    "function" | "fn" | "class" | "struct" | "union" | "enum" | "typedef" | "define" | "var" | "file" | "ingroup"
+                    | "addtogroup" | "defgroup" | "name" | "page" | "section" | "subsection" | "namespace" | "interface" => continue 'lines,
+                    // Bookkeeping, not prose.
+                    "author" | "version" | "since" | "serial" | "serialField" | "serialData" => continue 'lines,
+                    // Any other tag word (`@param`, `\brief`, `{@code`) is markup; its text stays.
+                    t if !t.is_empty() => continue,
+                    _ => {}
+                }
+            }
+            let mut clean = String::with_capacity(w.len());
+            let mut in_tag = false;
+            for c in w.chars() {
+                match c {
+                    '<' => in_tag = true,
+                    '>' if in_tag => in_tag = false,
+                    '{' | '}' if !in_tag => {}
+                    _ if !in_tag => clean.push(c),
+                    _ => {}
+                }
+            }
+            let clean = clean.trim_start_matches("@code").trim_start_matches("@link").trim_start_matches("@literal");
+            if !clean.is_empty() {
+                words.push(clean.to_string());
+            }
+        }
+    }
+    let mut out = String::new();
+    for w in &words {
+        if out.len() + w.len() + 1 > PROSE_CHARS {
+            // Back to the last sentence end, when there is one.
+            if let Some(i) = out.rfind(". ").or_else(|| out.ends_with('.').then(|| out.len() - 1)) {
+                out.truncate(i + 1);
+            }
+            break;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(w);
+    }
+    out
+}
+
+/// What the natural-language index reads for a function: its name as words, the prose
+/// of the comment above it, then its code, cut to a length the encoder reads in full.
+pub fn function_text(icfg: &Icfg, f: u32, src: &str) -> String {
+    let m = &icfg.functions[f as usize].meta;
+    let (s, e) = (m.bytes.0 as usize, (m.bytes.1 as usize).min(src.len()));
+    let comment = doc_prose(function_comment(icfg, f, src));
+    let body = src.get(s..e).unwrap_or("");
+    let mut t = format!("{}. {} {}", name_words(&m.name), comment, crate::graph::normalize_ws(body));
+    if t.len() > FUNCTION_TEXT_CHARS {
+        let mut cut = FUNCTION_TEXT_CHARS;
+        while !t.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        t.truncate(cut);
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comments_above_functions() {
+        assert_eq!(leading_comment("int x;\n/* sorts */\n"), "/* sorts */");
+        assert_eq!(leading_comment("x;\n// one\n// two\n"), "// one\n// two");
+        assert_eq!(leading_comment("int x;\n"), "");
+    }
+
+    #[test]
+    fn doc_prose_drops_markers_and_markup() {
+        let javadoc = "/**\n * Returns the <em>greatest</em> common divisor of {@code a} and {@code b}.\n *\n * @param a first value\n * @return the gcd\n * @since 1.2\n */";
+        assert_eq!(doc_prose(javadoc), "Returns the greatest common divisor of a and b. a first value the gcd");
+        let doxygen = "/**\n * \\function graph_bfs\n * \\brief Breadth-first search.\n *\n * \\param graph The graph.\n */";
+        assert_eq!(doc_prose(doxygen), "Breadth-first search. graph The graph.");
+        assert_eq!(doc_prose("// sorts the array\n// in place"), "sorts the array in place");
+        assert_eq!(doc_prose(""), "");
+        // Long prose is cut after its last whole sentence within the limit.
+        let long = format!("/* {} Second sentence that runs on {} */", "First sentence here.", "and on ".repeat(60));
+        assert_eq!(doc_prose(&long), "First sentence here.");
+        assert!(doc_prose(&"word ".repeat(100)).len() <= PROSE_CHARS);
+    }
+}
