@@ -14,6 +14,7 @@ pub mod bm25;
 pub mod clarc;
 mod error;
 pub mod gecs;
+pub mod located;
 pub mod metrics;
 pub mod pool;
 pub mod pairs;

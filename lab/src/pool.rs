@@ -2,7 +2,7 @@
 //! query's candidates with their signals and hit labels, ranked by a scorer fitted with
 //! folds split by algorithm, so that every figure is for algorithms the scorer never saw.
 
-use crate::algo::LocSpan;
+use crate::located::{LocSpan, MAX_RANK};
 use beryl::search::hybrid::Shown;
 use crate::fit::{fit_ranker, Example};
 use beryl::search::hybrid::signals::{mask_without, GROUPS, N_SIGNALS as N_FEATURES};
@@ -137,7 +137,7 @@ pub fn order(p: &Pool, v: Variant, r: &Ranker) -> Vec<usize> {
             }
             continue;
         }
-        if kept.len() < crate::algo::MAX_RANK {
+        if kept.len() < MAX_RANK {
             above.add(c.keys.clone(), grown(i));
             kept.push(i);
             shown.push(i);

@@ -2,35 +2,14 @@
 //! joined by call and return edges.
 
 use super::cfg::{FnCfg, FunctionMeta, ENTRY, EXIT};
-use super::node::{EdgeKind, Lang, Node};
+use super::node::{EdgeKind, Node};
 use super::resolve::Resolver;
-use crate::lang::FileUnit;
+use super::unit::{Function, SourceFile};
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::EdgeRef;
 use petgraph::Direction;
 use serde::Serialize;
 use std::collections::{HashMap, VecDeque};
-use std::path::PathBuf;
-
-#[derive(Clone, Debug, Serialize)]
-pub struct SourceFile {
-    pub path: PathBuf,
-    pub lang: Lang,
-    pub lines: u32,
-    pub bytes: u64,
-    pub error_regions: u32,
-    #[serde(skip)]
-    pub unit: FileUnit,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct Function {
-    pub meta: FunctionMeta,
-    #[serde(skip)]
-    pub entry: NodeIndex,
-    #[serde(skip)]
-    pub exit: NodeIndex,
-}
 
 /// A call written in a node, and what it resolved to.
 #[derive(Clone, Debug, Serialize)]
@@ -81,7 +60,7 @@ impl Icfg {
 
     /// Resolves every call site and adds call and return edges. Run once, after all files.
     pub fn link(&mut self) {
-        let resolver = Resolver::new(self);
+        let resolver = Resolver::new(&self.functions, &self.files);
         let mut sites = Vec::new();
         for idx in self.graph.node_indices() {
             let node = &self.graph[idx];

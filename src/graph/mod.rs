@@ -5,7 +5,9 @@ pub mod icfg;
 pub mod node;
 mod resolve;
 pub mod stats;
+pub mod unit;
 
 pub use cfg::{FnCfg, FunctionMeta, LocalId, ENTRY, EXIT};
-pub use icfg::{CallSite, Function, Icfg, SourceFile};
+pub use icfg::{CallSite, Icfg};
+pub use unit::{FileUnit, Function, SourceFile};
 pub use node::{normalize_ws, CallRef, EdgeKind, Lang, Node, NodeKind};

@@ -3,13 +3,13 @@
 //! receiver of unknown type, function pointers, library functions) resolves to nothing:
 //! an external target.
 
-use super::icfg::{Function, Icfg};
 use super::node::{CallRef, Lang};
-use crate::lang::FileUnit;
+use super::unit::{FileUnit, Function, SourceFile};
 use std::collections::HashMap;
 
 pub struct Resolver<'a> {
-    icfg: &'a Icfg,
+    functions: &'a [Function],
+    files: &'a [SourceFile],
     by_name: HashMap<&'a str, Vec<u32>>,
 }
 
@@ -22,16 +22,16 @@ fn family(l: Lang) -> u8 {
 }
 
 impl<'a> Resolver<'a> {
-    pub fn new(icfg: &'a Icfg) -> Self {
+    pub fn new(functions: &'a [Function], files: &'a [SourceFile]) -> Self {
         let mut by_name: HashMap<&str, Vec<u32>> = HashMap::new();
-        for (i, f) in icfg.functions.iter().enumerate() {
+        for (i, f) in functions.iter().enumerate() {
             by_name.entry(f.meta.name.as_str()).or_default().push(i as u32);
         }
-        Resolver { icfg, by_name }
+        Resolver { functions, files, by_name }
     }
 
     fn f(&self, id: u32) -> &'a Function {
-        &self.icfg.functions[id as usize]
+        &self.functions[id as usize]
     }
 
     pub fn resolve(&self, caller: &Function, unit: &FileUnit, call: &CallRef) -> Vec<u32> {
@@ -108,7 +108,7 @@ impl<'a> Resolver<'a> {
 
     fn java(&self, caller: &Function, unit: &FileUnit, call: &CallRef, cands: Vec<u32>) -> Vec<u32> {
         let cs = &caller.meta.scope;
-        let files = &self.icfg.files;
+        let files = self.files;
         let pkg_of = |f: &Function| files[f.meta.file as usize].unit.package.clone();
         let imported = |f: &Function| {
             let p = pkg_of(f);

@@ -4,18 +4,8 @@
 
 use super::builder::{span, Builder};
 use super::calls::strip_generics;
-use crate::graph::{FnCfg, FunctionMeta, Lang};
-use serde::{Deserialize, Serialize};
+use crate::graph::{FileUnit, FnCfg, FunctionMeta, Lang};
 use tree_sitter::{Node as TsNode, Tree};
-
-/// File-level facts call resolution needs.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct FileUnit {
-    /// Java package (`org.x.y`), empty otherwise.
-    pub package: String,
-    /// Java imports as written (`java.util.List`, `org.x.*`, static ones included).
-    pub imports: Vec<String>,
-}
 
 struct Walker<'a> {
     lang: Lang,

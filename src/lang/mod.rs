@@ -8,7 +8,7 @@ use crate::graph::{FnCfg, FunctionMeta, Lang};
 use std::path::Path;
 use tree_sitter::{Parser, Tree};
 
-pub use functions::FileUnit;
+pub use crate::graph::FileUnit;
 
 /// The language a path's extension names; `.h` is tried as C first (see [`parse_file`]).
 pub fn lang_of(path: &Path) -> Option<Lang> {

@@ -4,14 +4,6 @@
 #[allow(unused_imports)]
 use super::*;
 
-/// One span of a returned fragment, located in a project: `path` relative to its top_dir.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct LocSpan {
-    pub project: String,
-    pub path: String,
-    pub lines: (u32, u32),
-}
-
 /// The fragment's own size: last minus first line + 1 over its spans in one file, the
 /// largest over the files it touches.
 pub fn fragment_extent(spans: &[LocSpan]) -> u32 {

@@ -22,6 +22,7 @@ pub use run::*;
 pub use settings::*;
 pub use summary::*;
 pub use truth::*;
+pub use crate::located::{LocSpan, MAX_RANK};
 
 use beryl::corpus::{self, WalkOptions};
 use crate::pool::{self, Pool, PoolCand, Variant};
@@ -39,8 +40,6 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 use thiserror::Error;
 
-/// Ranks beyond this count as a miss (">100").
-pub const MAX_RANK: usize = 100;
 
 #[derive(Debug, Error)]
 pub enum AlgoError {

@@ -2,11 +2,12 @@
 //! (the function, and the function grown into its callees where that aligns much better),
 //! each with its [`Signals`].
 
-use super::fragments::{compact, fragment_spans, subtree_size, CandSpan, Rows};
+use super::candidate::{CandSpan, Candidate, Ranks};
+use super::fragments::{compact, fragment_spans, subtree_size, Rows};
 use crate::search::place::is_test_path;
 use super::query::Query;
-use super::retrieve::{retrieve, Aligned, Forms, Ranks, Retrieved, MAX_TREE};
-use super::signals::{self, Signals};
+use super::retrieve::{retrieve, Aligned, Forms, Retrieved, MAX_TREE};
+use super::signals::Signals;
 use super::{HybridOptions, BERYLLIUM, DENSE, LEXICAL};
 use crate::features::TextEncoders;
 use crate::graph::Lang;
@@ -23,39 +24,6 @@ use std::time::Instant;
 
 /// Alignment gain that makes a grown fragment worth offering.
 const GROW_GAIN: f32 = 0.08;
-
-/// A candidate fragment with its signals.
-#[derive(Clone, Debug)]
-pub struct Candidate {
-    /// The function it starts from.
-    pub function: u32,
-    pub grown: bool,
-    /// The root function's span first (unless set apart), then callees'.
-    pub spans: Vec<CandSpan>,
-    /// Callees the alignment reaches that lie far from the rest of the fragment in their
-    /// file: cited with it, not spanned by it.
-    pub apart: Vec<CandSpan>,
-    pub signals: Signals,
-    /// Bit i: retriever i returned the function.
-    pub found: u8,
-    /// Ranks in each retriever (0-based), where it returned the function.
-    pub ranks: Ranks,
-    pub alignment: Alignment,
-    /// The alignment is with the query's looped form ([`Query::looped`]).
-    pub looped: bool,
-    /// (function, shape node) of each node of the code tree the alignment used.
-    pub(super) origins: Vec<(u32, u16)>,
-    /// [`Tree::copy_key`] of its code: equal keys are the same code under other names.
-    pub copy: u64,
-    /// Where lower-ranked copies of it start ([`super::rank`] folds them in).
-    pub copies: Vec<CandSpan>,
-    /// Every span lies in tests, examples or benchmarks ([`is_test_path`]): listed after
-    /// the code that implements.
-    pub tests: bool,
-    /// Grown from a test into the code it calls; the test's spans are left out.
-    pub from_test: bool,
-    pub score: f32,
-}
 
 /// One reading of a pooled function: its code tree, the alignment with the closer query
 /// form, and the signals that read only those two.
@@ -138,7 +106,7 @@ pub fn candidates(index: &mut Index, encs: &TextEncoders, q: &Query, opts: &Hybr
         }
     }
     log::debug!("hybrid pool: {:.1} ms", t.elapsed().as_secs_f64() * 1000.0);
-    signals::relative(&mut out);
+    relative(&mut out);
     Ok(out)
 }
 
@@ -210,5 +178,38 @@ fn read_fragment(base: Signals, v: &Variant, p: &Profile, qprofile: &Profile, q:
         flow: v.flow,
         tok_seq: v.sequence,
         ..base
+    }
+}
+
+/// The signals that compare a candidate with the rest of its pool, set once the pool is
+/// whole.
+pub fn relative(out: &mut [Candidate]) {
+    let max_of = |get: fn(&Signals) -> f32, out: &[Candidate]| out.iter().map(|c| get(&c.signals)).fold(f32::MIN, f32::max);
+    let (lex_max, dense_max, align_max) = (max_of(|s| s.lex, out), max_of(|s| s.dense, out), max_of(|s| s.align, out));
+    for c in out.iter_mut() {
+        let s = &mut c.signals;
+        s.lex = if lex_max > 0.0 { s.lex / lex_max } else { 0.0 };
+        s.dense -= dense_max;
+        s.align_rel = s.align - align_max;
+    }
+    // Where names say nothing (renamed code) the few closest profiles matter more than the
+    // profile's value: its rank in the pool says which are closest.
+    pool_rank(out, |s| s.profile, |s, v| s.profile_rr = v);
+    // Where no candidate's name or comment carries the query's procedure name (renamed or
+    // tersely named code), the closest token matches in the pool stand out; elsewhere names
+    // do that and this stays 0.
+    let unnamed = max_of(|s| s.name, out) <= 0.0 && max_of(|s| s.comment_name, out) <= 0.0;
+    if unnamed {
+        pool_rank(out, |s| s.tok_align, |s, v| s.tok_align_rr_unnamed = v);
+    }
+}
+
+/// Sets a signal of every candidate to 1/(1 + rank) of another in the pool (highest first;
+/// ties in pool order).
+fn pool_rank(out: &mut [Candidate], from: fn(&Signals) -> f32, to: fn(&mut Signals, f32)) {
+    let mut order: Vec<usize> = (0..out.len()).collect();
+    order.sort_by(|&a, &b| from(&out[b].signals).total_cmp(&from(&out[a].signals)).then(a.cmp(&b)));
+    for (r, &i) in order.iter().enumerate() {
+        to(&mut out[i].signals, 1.0 / (1.0 + r as f32));
     }
 }

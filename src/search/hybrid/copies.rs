@@ -2,7 +2,7 @@
 //! are dropped, and copies of better ones (the same code under other names) are folded
 //! into them.
 
-use super::candidates::Candidate;
+use super::candidate::Candidate;
 use super::scorer::Ranker;
 use std::collections::HashMap;
 
@@ -60,12 +60,6 @@ fn duplicate(a: &[(u32, u32, u32)], a_grown: bool, b: &[(u32, u32, u32)], b_grow
         _ => false,
     };
     same_start || (!a.is_empty() && a == b)
-}
-
-impl Candidate {
-    pub fn keys(&self) -> Vec<(u32, u32, u32)> {
-        self.spans.iter().map(|s| (s.function, s.lines.0, s.lines.1)).collect()
-    }
 }
 
 /// Scores candidates with `ranker`, best first (fragments wholly in tests after all

@@ -1,6 +1,6 @@
 //! The reasons a result is shown with: which signals carried it, in words.
 
-use super::candidates::Candidate;
+use super::candidate::Candidate;
 use super::query::Query;
 use super::{DENSE, LEXICAL};
 use crate::search::place::TESTS_LAST;

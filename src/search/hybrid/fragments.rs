@@ -1,7 +1,7 @@
 //! Fragments: the lines an alignment picks out in the root function and its callees,
 //! made compact for the reader, and turned into the report's [`Fragment`]s.
 
-use super::candidates::Candidate;
+use super::candidate::{CandSpan, Candidate};
 use super::explain::explain;
 use super::query::Query;
 use crate::index::store::FunctionRow;
@@ -10,16 +10,6 @@ use crate::search::{Fragment, LineMatch, SearchError, Span};
 use crate::shape::align::{Alignment, Tree};
 use crate::shape::Shape;
 use std::collections::{BTreeSet, HashMap};
-
-/// One span of a candidate fragment.
-#[derive(Clone, Debug)]
-pub struct CandSpan {
-    pub function: u32,
-    pub path: String,
-    pub lines: (u32, u32),
-    /// Code nodes of the alignment (its pairs and its region) in this function.
-    pub matched: usize,
-}
 
 /// Cached function rows and file paths of one query.
 pub(super) struct Rows<'a> {

@@ -5,6 +5,7 @@
 //! fragment ([`fragments`]). The other `--method`s are single retrievers or the paper's
 //! pipeline, for comparison.
 
+pub mod candidate;
 pub mod candidates;
 pub mod copies;
 pub mod explain;
@@ -14,9 +15,9 @@ pub mod retrieve;
 pub mod scorer;
 pub mod signals;
 
-pub use candidates::{candidates, Candidate};
+pub use candidate::{CandSpan, Candidate};
+pub use candidates::candidates;
 pub use copies::{rank, Shown};
-pub use fragments::CandSpan;
 pub use query::{plain_words, Query};
 pub use scorer::Ranker;
 pub use signals::{Signals, N_SIGNALS};

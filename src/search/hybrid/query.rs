@@ -1,7 +1,7 @@
 //! The query of a hybrid search: pseudocode parsed once into what every retriever and
 //! signal reads (its graph, nesting tree, profile, words and procedure names).
 
-use super::candidates::Candidate;
+use super::candidate::Candidate;
 use crate::graph::Icfg;
 use crate::pcode::{Classifier, PcodeError};
 use crate::search::{to_pcode, QueryNode, SearchError};

@@ -3,6 +3,7 @@
 //! side results (lexical masks, coverages, the query vector, alignments already made) are
 //! kept for the signals.
 
+use super::candidate::Ranks;
 use super::query::Query;
 use super::{HybridOptions, BERYLLIUM, DENSE, LEXICAL, STRUCTURE};
 use crate::features::{TextEncoders, DIM};
@@ -19,9 +20,6 @@ use std::time::Instant;
 const STRUCT_PRESELECT: usize = 600;
 /// Most nodes of a code tree (callees included).
 pub(super) const MAX_TREE: usize = 1500;
-
-/// Ranks (0-based) of a function in each retriever that returned it.
-pub(super) type Ranks = [Option<u32>; 4];
 
 /// A code tree with its best alignment and the query form it was aligned with.
 pub(super) type Aligned = (Tree, (Alignment, u8));

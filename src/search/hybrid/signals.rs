@@ -2,8 +2,6 @@
 //! fragment itself. [`Signals`] names each; [`Signals::NAMES`] is the one place that fixes
 //! their order for the scorer, and a scorer's manifest must list the same names.
 
-use super::candidates::Candidate;
-
 /// Declares the signal struct and its name list from one list, so the two cannot drift.
 macro_rules! signals {
     ($( $(#[doc = $doc:literal])* $name:ident, )*) => {
@@ -119,39 +117,6 @@ pub fn mask_without(groups: &[&str]) -> [bool; N_SIGNALS] {
         }
     }
     m
-}
-
-/// The signals that compare a candidate with the rest of its pool, set once the pool is
-/// whole.
-pub fn relative(out: &mut [Candidate]) {
-    let max_of = |get: fn(&Signals) -> f32, out: &[Candidate]| out.iter().map(|c| get(&c.signals)).fold(f32::MIN, f32::max);
-    let (lex_max, dense_max, align_max) = (max_of(|s| s.lex, out), max_of(|s| s.dense, out), max_of(|s| s.align, out));
-    for c in out.iter_mut() {
-        let s = &mut c.signals;
-        s.lex = if lex_max > 0.0 { s.lex / lex_max } else { 0.0 };
-        s.dense -= dense_max;
-        s.align_rel = s.align - align_max;
-    }
-    // Where names say nothing (renamed code) the few closest profiles matter more than the
-    // profile's value: its rank in the pool says which are closest.
-    pool_rank(out, |s| s.profile, |s, v| s.profile_rr = v);
-    // Where no candidate's name or comment carries the query's procedure name (renamed or
-    // tersely named code), the closest token matches in the pool stand out; elsewhere names
-    // do that and this stays 0.
-    let unnamed = max_of(|s| s.name, out) <= 0.0 && max_of(|s| s.comment_name, out) <= 0.0;
-    if unnamed {
-        pool_rank(out, |s| s.tok_align, |s, v| s.tok_align_rr_unnamed = v);
-    }
-}
-
-/// Sets a signal of every candidate to 1/(1 + rank) of another in the pool (highest first;
-/// ties in pool order).
-fn pool_rank(out: &mut [Candidate], from: fn(&Signals) -> f32, to: fn(&mut Signals, f32)) {
-    let mut order: Vec<usize> = (0..out.len()).collect();
-    order.sort_by(|&a, &b| from(&out[b].signals).total_cmp(&from(&out[a].signals)).then(a.cmp(&b)));
-    for (r, &i) in order.iter().enumerate() {
-        to(&mut out[i].signals, 1.0 / (1.0 + r as f32));
-    }
 }
 
 #[cfg(test)]
