@@ -16,7 +16,7 @@ SUDO=""
 log() { printf '[setup] %s\n' "$*" >&2; }
 
 apt_packages() {
-    local pkgs=(cmake libopenblas-dev liblapack-dev pkg-config dpkg-dev xz-utils unzip libsqlite3-dev)
+    local pkgs=(cmake libopenblas-dev liblapack-dev pkg-config dpkg-dev xz-utils unzip libsqlite3-dev python3-venv)
     local missing=()
     for p in "${pkgs[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -101,9 +101,20 @@ print(next(os.path.dirname(p["manifest_path"]) for p in m["packages"] if p["name
     rm -rf "$build"
 }
 
+# The official MCP Python SDK, for the test that drives `beryl mcp` as a real client does.
+mcp_client() {
+    local dir=$NATIVE/py
+    [ -f "$dir/.done-mcp-2.3.0" ] && return 0
+    log "pip: mcp==2.3.0 (the MCP Python SDK) in a virtual environment at $dir"
+    $SUDO python3 -m venv "$dir"
+    $SUDO "$dir/bin/pip" install -q --disable-pip-version-check mcp==2.3.0
+    $SUDO touch "$dir/.done-mcp-2.3.0"
+}
+
 apt_packages
 deb_src
 libtorch
 encoder
 faiss
+mcp_client
 log "ready: LIBTORCH=$NATIVE/torch/torch, encoder in $NATIVE/encoder, faiss in /usr/local/lib"

@@ -16,6 +16,7 @@ mod doctor;
 mod eval;
 mod graph;
 mod index;
+mod mcp;
 mod pcode;
 mod search;
 mod train;
@@ -111,6 +112,9 @@ enum Cmd {
         #[arg(long)]
         out: PathBuf,
     },
+    /// A Model Context Protocol server over stdio: indexes and models stay loaded between
+    /// tool calls from an agent or editor.
+    Mcp(mcp::McpArgs),
     /// Speed benchmarks; they print ratios against a baseline run in the same process.
     Bench {
         #[command(subcommand)]
@@ -165,6 +169,7 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Eval(cmd) => eval::run(cmd),
         Cmd::Anonymize(a) => anonymize::run(a),
         Cmd::Bench { cmd } => bench::run(cmd),
+        Cmd::Mcp(a) => mcp::run(a),
         Cmd::DistillStatic { corpora, out, encoder_dir } => train::distill_static(corpora, out, encoder_dir),
         Cmd::MinePairs { packages, out } => train::mine_pairs(packages, out),
     }

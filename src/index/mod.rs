@@ -15,9 +15,11 @@ pub mod store;
 pub mod vectors;
 
 mod build;
+mod changes;
 mod function_text;
 
 pub use build::build;
+pub use changes::{changes, Changes};
 use build::same_encoder;
 pub use function_text::{doc_prose, function_comment, function_text};
 

@@ -14,6 +14,7 @@ use crate::pcode::{self, Classifier, PcodeError};
 use group::Matched;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
+use std::borrow::Borrow;
 use std::path::Path;
 use std::time::Instant;
 use thiserror::Error;
@@ -22,7 +23,7 @@ use thiserror::Error;
 pub enum SearchError {
     #[error(transparent)]
     Index(#[from] IndexError),
-    #[error("{0}")]
+    #[error(transparent)]
     Pcode(#[from] PcodeError),
     #[error(transparent)]
     Feature(#[from] FeatureError),
@@ -152,7 +153,7 @@ fn marked(src: &str) -> bool {
 }
 
 /// Turns query text into p-code: p-code as is, plain pseudocode through the converter.
-pub fn to_pcode(src: &str, clf: impl FnOnce() -> Result<Classifier, PcodeError>) -> Result<QueryPcode, PcodeError> {
+pub fn to_pcode<C: Borrow<Classifier>>(src: &str, clf: impl FnOnce() -> Result<C, PcodeError>) -> Result<QueryPcode, PcodeError> {
     if src.trim().is_empty() {
         return Err(PcodeError::Syntax(Box::new(pcode::SyntaxError {
             file: String::new(),
@@ -171,13 +172,14 @@ pub fn to_pcode(src: &str, clf: impl FnOnce() -> Result<Classifier, PcodeError>)
         Err(e) if marked(src) => Err(e),
         Err(_) => {
             let clf = clf()?;
-            let (conv, named) = match pcode::convert(src, &clf) {
+            let clf: &Classifier = clf.borrow();
+            let (conv, named) = match pcode::convert(src, clf) {
                 Ok(c) => (c, true),
                 // Statements without a procedure header: search them as the body of one.
                 Err(e) => {
                     let nonblank: Vec<u32> = src.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()).map(|(i, _)| i as u32 + 1).collect();
                     let body: String = src.lines().filter(|l| !l.trim().is_empty()).map(|l| format!("    {l}\n")).collect();
-                    let mut c = pcode::convert(&format!("QUERY()\n{body}"), &clf).map_err(|_| e)?;
+                    let mut c = pcode::convert(&format!("QUERY()\n{body}"), clf).map_err(|_| e)?;
                     // Line k + 1 of the wrapped text is the k-th non-blank line; the header is the first.
                     let first = nonblank.first().copied().unwrap_or(1);
                     c.source = c.source.iter().map(|&k| if k <= 1 { first } else { nonblank.get(k as usize - 2).copied().unwrap_or(first) }).collect();
@@ -224,12 +226,12 @@ pub(crate) fn query_vectors(index: &Index, enc: &Encoder, q: &Icfg, line_map: &[
 }
 
 /// Pseudocode search: p-code (or plain pseudocode, converted) against the node index.
-pub fn pseudo(
+pub fn pseudo<C: Borrow<Classifier>>(
     index: &mut Index,
     encs: &TextEncoders,
     src: &str,
     name: &Path,
-    clf: impl FnOnce() -> Result<Classifier, PcodeError>,
+    clf: impl FnOnce() -> Result<C, PcodeError>,
     opts: &SearchOptions,
 ) -> Result<SearchResult, SearchError> {
     let t0 = Instant::now();

@@ -30,6 +30,7 @@ use crate::search::{SearchError, SearchOptions, SearchResult, Timings};
 use fragments::{function_fragments, to_fragments};
 use retrieve::{dense_query, lexical_hits, top_k};
 use serde::{Deserialize, Serialize};
+use std::borrow::Borrow;
 use std::path::Path;
 use std::time::Instant;
 
@@ -89,12 +90,12 @@ impl Default for HybridOptions {
 }
 
 /// Pseudocode search by `method`. `ranker` is needed by [`Method::Hybrid`].
-pub fn search(
+pub fn search<C: Borrow<Classifier>>(
     index: &mut Index,
     encs: &TextEncoders,
     src: &str,
     name: &Path,
-    clf: impl FnOnce() -> Result<Classifier, PcodeError>,
+    clf: impl FnOnce() -> Result<C, PcodeError>,
     opts: &SearchOptions,
     method: Method,
     ranker: Option<&Ranker>,

@@ -8,6 +8,7 @@ use crate::search::{to_pcode, QueryNode, SearchError};
 use crate::shape::align::Tree;
 use crate::shape::{Profile, Shape};
 use std::collections::{BTreeSet, HashMap};
+use std::borrow::Borrow;
 use std::path::Path;
 
 /// A pseudocode query, analysed once for every retriever.
@@ -51,7 +52,7 @@ pub fn plain_words(src: &str) -> String {
 }
 
 impl Query {
-    pub fn parse(src: &str, name: &Path, clf: impl FnOnce() -> Result<Classifier, PcodeError>) -> Result<Query, SearchError> {
+    pub fn parse<C: Borrow<Classifier>>(src: &str, name: &Path, clf: impl FnOnce() -> Result<C, PcodeError>) -> Result<Query, SearchError> {
         let crate::search::QueryPcode { pcode, converted, line_map, named } = to_pcode(src, clf).map_err(|e| e.with_file(&name.display().to_string()))?;
         let icfg = crate::pcode::icfg(&pcode, name).map_err(|e| e.with_file(&name.display().to_string()))?;
         let shapes = Shape::all(&icfg);

@@ -1,0 +1,218 @@
+//! `beryl mcp`: a Model Context Protocol server over stdio. It opens the indexes and loads
+//! the models once, then answers tool calls from an agent or editor. Every failure of a
+//! call is a tool error the client can show; the server itself keeps running. Logs go to
+//! stderr, as stdout carries the protocol.
+
+mod state;
+
+use anyhow::{Context, Result};
+use beryl::search::hybrid::Method;
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock, ProgressNotificationParam, RequestMetaObject, ServerCapabilities, ServerConfig};
+use rmcp::service::{Peer, RoleServer};
+use rmcp::{schemars, tool, tool_handler, tool_router, ErrorData, ServerHandler, ServiceExt};
+use serde::Deserialize;
+use serde_json::json;
+use state::{Answer, SearchArgs, State, ToolError};
+use std::path::PathBuf;
+use tokio::sync::oneshot;
+
+#[derive(clap::Args)]
+pub struct McpArgs {
+    /// Index directories to open (repeat for several); more can be built with the
+    /// `index` tool.
+    #[arg(long = "index")]
+    indexes: Vec<PathBuf>,
+    /// libtorch threads (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+}
+
+type Job = Box<dyn FnOnce(&mut State) + Send>;
+
+/// The server: tool calls become jobs for the one thread that owns the [`State`].
+#[derive(Clone)]
+pub struct Beryl {
+    jobs: std::sync::mpsc::Sender<Job>,
+    tool_router: ToolRouter<Self>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum MethodParam {
+    Hybrid,
+    Beryllium,
+    Bm25,
+    Name,
+    Dense,
+}
+
+impl From<MethodParam> for Method {
+    fn from(m: MethodParam) -> Method {
+        match m {
+            MethodParam::Hybrid => Method::Hybrid,
+            MethodParam::Beryllium => Method::Beryllium,
+            MethodParam::Bm25 => Method::Bm25,
+            MethodParam::Name => Method::Name,
+            MethodParam::Dense => Method::Dense,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct PseudocodeRequest {
+    /// The algorithm as pseudocode: p-code, or plain CLRS-style, wiki-style or Python-like
+    /// text (converted automatically).
+    query: String,
+    /// Results to return, 1 to 100 (default 10).
+    top: Option<usize>,
+    /// `hybrid` (default: every retriever, alignment and the learned scorer), `beryllium`
+    /// (the paper's node matching), `bm25`, `name` or `dense`.
+    method: Option<MethodParam>,
+    /// Which open index to search (its folder or an indexed root), when several are open.
+    index: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct TextRequest {
+    /// What the code does, in English.
+    query: String,
+    /// Results to return, 1 to 100 (default 10).
+    top: Option<usize>,
+    /// Which open index to search, when several are open.
+    index: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct ShowRequest {
+    /// A source file inside an indexed root (as a result's `path` gives it).
+    path: String,
+    /// `FIRST-LAST` or `LINE` (default: the file's first 400 lines).
+    lines: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct IndexRequest {
+    /// A source folder (or file) to index.
+    path: String,
+    /// Index folder (default `<path>/.beryl`); an existing index there is updated.
+    index: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct StatusRequest {}
+
+fn result(r: Result<Answer, ToolError>) -> CallToolResult {
+    match r {
+        Ok(a) => {
+            let mut c = CallToolResult::structured(a.value);
+            c.content = vec![ContentBlock::text(a.text)];
+            c
+        }
+        Err(e) => {
+            let mut c = CallToolResult::structured_error(json!({"error": e.kind, "message": e.message}));
+            c.content = vec![ContentBlock::text(format!("error ({}): {}", e.kind, e.message))];
+            c
+        }
+    }
+}
+
+impl Beryl {
+    /// Runs `f` on the state's thread and waits for its answer.
+    async fn call(&self, f: impl FnOnce(&mut State) -> Result<Answer, ToolError> + Send + 'static) -> Result<CallToolResult, ErrorData> {
+        let (tx, rx) = oneshot::channel();
+        let job: Job = Box::new(move |s| {
+            // A panic in one call must not take the server with it.
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(s)))
+                .unwrap_or_else(|_| Err(ToolError::new("internal", "the call failed unexpectedly; the server goes on")));
+            let _ = tx.send(r);
+        });
+        self.jobs.send(job).map_err(|_| ErrorData::internal_error("the search thread has stopped", None))?;
+        let r = rx.await.map_err(|_| ErrorData::internal_error("the search thread has stopped", None))?;
+        Ok(result(r))
+    }
+}
+
+#[tool_router]
+impl Beryl {
+    fn new(jobs: std::sync::mpsc::Sender<Job>) -> Beryl {
+        Beryl { jobs, tool_router: Self::tool_router() }
+    }
+
+    #[tool(description = "Find where an algorithm is implemented, from pseudocode. Returns ranked code fragments (path, lines, function, score, the reasons it matched, and each query line beside the code line it matched).")]
+    async fn search_pseudocode(&self, Parameters(r): Parameters<PseudocodeRequest>) -> Result<CallToolResult, ErrorData> {
+        let method = r.method.map_or(Method::Hybrid, Method::from);
+        self.call(move |s| s.search_pseudocode(&SearchArgs { query: &r.query, top: r.top, index: r.index.as_deref() }, method)).await
+    }
+
+    #[tool(description = "Find functions from an English description of what they do. Returns ranked functions (path, lines, function, score, reasons).")]
+    async fn search_text(&self, Parameters(r): Parameters<TextRequest>) -> Result<CallToolResult, ErrorData> {
+        self.call(move |s| s.search_text(&SearchArgs { query: &r.query, top: r.top, index: r.index.as_deref() })).await
+    }
+
+    #[tool(description = "Show the code of a file inside an indexed root at the given lines, each line marked with the query lines the last search matched to it.")]
+    async fn show(&self, Parameters(r): Parameters<ShowRequest>) -> Result<CallToolResult, ErrorData> {
+        self.call(move |s| s.show(&r.path, r.lines.as_deref())).await
+    }
+
+    #[tool(description = "The open indexes: roots, files, functions, when built, and how many files changed, were added or removed since.")]
+    async fn status(&self, Parameters(_): Parameters<StatusRequest>) -> Result<CallToolResult, ErrorData> {
+        self.call(|s| s.status()).await
+    }
+
+    #[tool(description = "Build or update the index of a source folder and keep it open for searches. Reports progress when the client asks for it.")]
+    async fn index(&self, Parameters(r): Parameters<IndexRequest>, meta: RequestMetaObject, peer: Peer<RoleServer>) -> Result<CallToolResult, ErrorData> {
+        let token = meta.get_progress_token();
+        let handle = tokio::runtime::Handle::current();
+        self.call(move |s| {
+            let mut last = (String::new(), 0usize);
+            let mut progress = |stage: &str, done: usize, total: usize| {
+                let Some(token) = &token else { return };
+                // One notification per stage and per tenth of it: enough to follow, few messages.
+                let step = (total / 10).max(1);
+                if stage == last.0 && done / step == last.1 && done != total {
+                    return;
+                }
+                last = (stage.to_string(), done / step);
+                let p = ProgressNotificationParam::new(token.clone(), done as f64).with_total(total.max(1) as f64).with_message(stage);
+                let peer = peer.clone();
+                handle.spawn(async move {
+                    let _ = peer.notify_progress(p).await;
+                });
+            };
+            s.index(&r.path, r.index.as_deref(), &mut progress)
+        })
+        .await
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for Beryl {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_instructions(
+            "beryl finds where algorithms are implemented in C, C++ and Java code. Use search_pseudocode with the algorithm as pseudocode, \
+             search_text with an English description, show to read a result's code, status to see the open indexes, index to build one.",
+        )
+    }
+}
+
+pub fn run(a: McpArgs) -> Result<()> {
+    let mut state = State::open(&a.indexes, a.threads);
+    let (tx, rx) = std::sync::mpsc::channel::<Job>();
+    // The state's thread: loads the models before the first call, then serves calls in order.
+    std::thread::spawn(move || {
+        state.warm();
+        log::info!("beryl mcp: ready");
+        while let Ok(job) = rx.recv() {
+            job(&mut state);
+        }
+    });
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().context("starting the async runtime")?;
+    rt.block_on(async move {
+        let service = Beryl::new(tx).serve(rmcp::transport::stdio()).await.context("starting the MCP session")?;
+        service.waiting().await.context("serving")?;
+        anyhow::Ok(())
+    })?;
+    Ok(())
+}
