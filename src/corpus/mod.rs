@@ -46,10 +46,13 @@ pub fn load(roots: &[PathBuf], opts: &WalkOptions) -> Corpus {
         .map(|path| {
             let src = walk::read_source(path, opts)?;
             // File ids are assigned below; 0 is a placeholder rewritten by `add_file`.
-            let pf = lang::parse_file(path, &src, 0).ok_or_else(|| Skipped {
+            let pf = lang::parse_file(path, &src, 0).map_err(|e| Skipped {
                 path: path.clone(),
-                reason: SkipReason::Unparsable,
-                detail: "tree-sitter returned no tree".into(),
+                reason: match e {
+                    lang::ParseError::TooDeep(_) | lang::ParseError::TooNested(_) => SkipReason::TooDeep,
+                    lang::ParseError::UnknownLanguage | lang::ParseError::NoTree => SkipReason::Unparsable,
+                },
+                detail: e.to_string(),
             })?;
             Ok((path.clone(), src, pf))
         })
