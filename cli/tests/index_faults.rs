@@ -171,3 +171,148 @@ fn damaged_missing_and_mismatched_indexes_are_clear_errors() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("#1 score"), "{out}");
 }
+
+/// `open` `n` times, `middle`, then `close` `n` times, 100 to a line.
+fn nest(head: &str, open: &str, middle: &str, close: &str, n: usize, tail: &str) -> String {
+    let lines = |s: &str| (0..n).map(|i| if i % 100 == 99 { format!("{s}\n") } else { s.to_string() }).collect::<String>();
+    format!("{head}{}{middle}{}{tail}", lines(open), lines(close))
+}
+
+/// Generation folders of an index directory.
+fn generations(index: &Path) -> Vec<String> {
+    let mut g: Vec<String> =
+        std::fs::read_dir(index).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with("gen-")).collect();
+    g.sort();
+    g
+}
+
+/// Every file under `dir` with its bytes.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if std::fs::symlink_metadata(&p).unwrap().is_dir() {
+                todo.push(p);
+            } else {
+                let bytes = std::fs::read_link(&p).map(|t| t.to_string_lossy().into_owned().into_bytes()).or_else(|_| std::fs::read(&p)).unwrap();
+                out.push((p, bytes));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn deeply_nested_files_are_skipped_and_the_rest_indexed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    corpus(&src);
+    let blocks = src.join("blocks.c");
+    std::fs::write(&blocks, nest("void f(void) {", "{", "int x = 1;", "}", 5_000, "}\n")).unwrap();
+    std::fs::write(src.join("parens.c"), nest("int g(int a) { return ", "(", "a", ")", 10_000, "; }\n")).unwrap();
+    let index = tmp.path().join("idx");
+
+    let (code, out, err) = run(beryl().arg("index").arg(&src).arg("--index").arg(&index));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("3 files (") && out.contains("2 files skipped (too_deep 2)"), "{out}");
+    let (code, out, err) = search(&index);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("igraph_distances_floyd_warshall"), "{out}");
+
+    let (code, out, err) = run(beryl().arg("graph").arg(&src).arg("--format").arg("stats"));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("too_deep 2"), "{out}");
+
+    let (code, out, err) = run(beryl().arg("anonymize").arg(&blocks));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("void func_0(void) {{{"), "{}", &out[..40.min(out.len())]);
+}
+
+#[test]
+fn failed_runs_leave_nothing_behind() {
+    let tmp = tempfile::tempdir().unwrap();
+    // No source at all: nothing is created, not even the default `.beryl` beside the file.
+    let notes = tmp.path().join("notes.txt");
+    std::fs::write(&notes, "not code\n").unwrap();
+    let (code, _, err) = run(beryl().arg("index").arg(&notes));
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("no C, C++ or Java source files"), "{err}");
+    assert!(!tmp.path().join(".beryl").exists());
+
+    // Sources that are all skipped fail after the lock was taken: what the run made goes.
+    let deep = tmp.path().join("deep");
+    std::fs::create_dir(&deep).unwrap();
+    std::fs::write(deep.join("blocks.c"), nest("void f(void) {", "{", "int x = 1;", "}", 5_000, "}\n")).unwrap();
+    let fresh = tmp.path().join("fresh");
+    let (code, _, err) = run(beryl().arg("index").arg(&deep).arg("--index").arg(fresh.join("a/idx")));
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("too_deep 1"), "{err}");
+    assert!(!fresh.exists(), "{:?}", snapshot(&fresh));
+    // A folder the user made stays, without a lock.
+    let made = tmp.path().join("made");
+    std::fs::create_dir(&made).unwrap();
+    let (code, _, _) = run(beryl().arg("index").arg(&deep).arg("--index").arg(&made));
+    assert_eq!(code, 1);
+    assert_eq!(std::fs::read_dir(&made).unwrap().count(), 0);
+
+    // A failed run over an index keeps it as it was, lock file included, and searchable.
+    let src = tmp.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    corpus(&src);
+    let index = tmp.path().join("idx");
+    let (code, _, err) = run(beryl().arg("index").arg(&src).arg("--index").arg(&index));
+    assert_eq!(code, 0, "{err}");
+    // The lock file holds the pid of its last holder; the rest must stay byte for byte.
+    let unlocked = |s: Vec<(PathBuf, Vec<u8>)>| s.into_iter().filter(|(p, _)| !p.ends_with("lock")).collect::<Vec<_>>();
+    let before = unlocked(snapshot(&index));
+    let (code, _, _) = run(beryl().arg("index").arg(&deep).arg("--index").arg(&index).arg("--force"));
+    assert_eq!(code, 1);
+    assert!(unlocked(snapshot(&index)) == before, "a failed run changed the index");
+    assert!(index.join("lock").is_file());
+    let (code, _, err) = search(&index);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn two_writers_on_one_index_one_refuses() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    corpus(&src);
+    let index = tmp.path().join("idx");
+    let (code, _, err) = run(beryl().arg("index").arg(&src).arg("--index").arg(&index));
+    assert_eq!(code, 0, "{err}");
+    // Both start at once; whichever takes the lock first then waits 8 s before its swap,
+    // long past the moment the other asks for the lock.
+    let start = || {
+        beryl()
+            .arg("index")
+            .arg(&src)
+            .arg("--index")
+            .arg(&index)
+            .arg("--force")
+            .env("BERYL_TEST_PAUSE_BEFORE_SWAP_MS", "8000")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (start(), start());
+    let ids = [a.id(), b.id()];
+    let outs = [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()];
+    let codes: Vec<i32> = outs.iter().map(|o| o.status.code().unwrap_or(-1)).collect();
+    let errs: Vec<String> = outs.iter().map(|o| String::from_utf8_lossy(&o.stderr).into_owned()).collect();
+    let winner = codes.iter().position(|&c| c == 0).unwrap_or_else(|| panic!("{codes:?} {errs:?}"));
+    let loser = 1 - winner;
+    assert_eq!(codes[loser], 1, "{errs:?}");
+    let busy = format!("another `beryl index` (process {}) is writing {}", ids[winner], index.display());
+    assert!(errs[loser].contains(&busy), "{}", errs[loser]);
+    let (code, out, err) = search(&index);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("#1 score"), "{out}");
+    assert_eq!(generations(&index).len(), 1, "{:?}", generations(&index));
+}

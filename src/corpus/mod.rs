@@ -40,7 +40,12 @@ impl Corpus {
 /// Files that cannot be used are skipped with a logged reason; nothing here panics on input.
 pub fn load(roots: &[PathBuf], opts: &WalkOptions) -> Corpus {
     let t0 = Instant::now();
-    let (files, mut skipped) = walk::discover(roots, opts);
+    let (files, skipped) = walk::discover(roots, opts);
+    load_found(files, skipped, opts, t0)
+}
+
+/// As [`load`], for the files (and skips) a [`walk::discover`] found; `t0` is when it began.
+pub fn load_found(files: Vec<PathBuf>, mut skipped: Vec<Skipped>, opts: &WalkOptions, t0: Instant) -> Corpus {
     let parsed: Vec<Result<(PathBuf, String, ParsedFile), Skipped>> = files
         .par_iter()
         .map(|path| {

@@ -37,25 +37,26 @@ pub fn build(
 ) -> Result<BuildReport, IndexError> {
     let t0 = Instant::now();
     let mut report = BuildReport::default();
-    std::fs::create_dir_all(dir).map_err(io(dir))?;
-    let lock_path = dir.join("lock");
-    let lock = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path).map_err(io(&lock_path))?;
-    if lock.try_lock().is_err() {
-        return Err(IndexError::Busy(dir.to_path_buf()));
-    }
+    // The inputs first: a run that cannot succeed creates nothing.
     let enc = encs.statements()?;
     let fenc = encs.functions()?;
     let model = Model::load(model_dir, FEATURE_SCHEMA, enc.hash())?;
     let model_sha = model_sha256(model_dir)?;
+    let (files, walk_skipped) = corpus::walk::discover(roots, &opts.walk);
+    let empty_roots = || roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(", ");
+    if files.is_empty() {
+        return Err(IndexError::Empty(empty_roots()));
+    }
+    // From here on a failure (or panic) removes what this run made; see `Claim`.
+    let claim = lock::Claim::take(dir)?;
 
     progress("parse", 0, 0);
-    let corpus = corpus::load(roots, &opts.walk);
+    let corpus = corpus::load_found(files, walk_skipped, &opts.walk, t0);
+    report.skipped = corpus.skipped_by_reason();
     let icfg = corpus.icfg;
     if icfg.files.is_empty() {
-        return Err(IndexError::Empty(roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(", ")));
-    }
-    for s in &corpus.skipped {
-        log::info!("skipped {}: {} ({})", s.path.display(), s.reason.name(), s.detail);
+        let reasons: Vec<String> = report.skipped.iter().map(|(r, n)| format!("{r} {n}")).collect();
+        return Err(IndexError::Empty(format!("{} (skipped: {})", empty_roots(), reasons.join(", "))));
     }
     // Content hashes; the text is kept for the function texts below.
     let sources: Vec<String> = icfg
@@ -102,6 +103,7 @@ pub fn build(
     if same_identity && !opts.force && report.unchanged_files == report.files && report.removed_files == 0 {
         report.up_to_date = true;
         report.total_seconds = t0.elapsed().as_secs_f64();
+        claim.keep();
         return Ok(report);
     }
     drop(previous);
@@ -264,7 +266,7 @@ pub fn build(
     report.index_bytes = dir_bytes(&gen);
     report.total_seconds = t0.elapsed().as_secs_f64();
     progress("done", 1, 1);
-    drop(lock);
+    claim.keep();
     Ok(report)
 }
 

@@ -16,6 +16,7 @@ pub mod vectors;
 
 mod build;
 mod function_text;
+mod lock;
 
 pub use build::build;
 use build::same_encoder;
@@ -67,8 +68,8 @@ pub enum IndexError {
     Corrupt(String),
     #[error("the index does not match: {0}; rebuild it with `beryl index`")]
     Mismatch(String),
-    #[error("another `beryl index` is writing {0}")]
-    Busy(PathBuf),
+    #[error("another `beryl index`{} is writing {}: wait for it to end", holder.map(|p| format!(" (process {p})")).unwrap_or_default(), dir.display())]
+    Busy { dir: PathBuf, holder: Option<u32> },
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
     #[error("FAISS: {0}")]
@@ -166,6 +167,8 @@ pub struct BuildReport {
     pub total_seconds: f64,
     pub index_bytes: u64,
     pub source_bytes: u64,
+    /// Files not indexed, by reason (`too_large`, `binary`, `too_deep`, …).
+    pub skipped: std::collections::BTreeMap<String, usize>,
 }
 
 /// Progress of a build: a stage name, units done and the total.
