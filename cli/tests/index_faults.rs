@@ -233,6 +233,80 @@ fn deeply_nested_files_are_skipped_and_the_rest_indexed() {
 }
 
 #[test]
+fn searches_during_rebuilds_never_fail() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    corpus(&src);
+    let index = tmp.path().join("idx");
+    let (code, out, err) = run(beryl().arg("index").arg(&src).arg("--index").arg(&index));
+    assert_eq!(code, 0, "{out}{err}");
+
+    // A long-lived reader keeps the generation it opened, whatever is built meanwhile.
+    let held = beryl::index::Index::open(&index, None, 32).expect("opens");
+    for _ in 0..2 {
+        let (code, out, err) = run(beryl().arg("index").arg(&src).arg("--index").arg(&index).arg("--force"));
+        assert_eq!(code, 0, "{out}{err}");
+    }
+    assert!(held.dir.join("nodes.faiss").is_file(), "{} was swept while open", held.dir.display());
+    assert_eq!(held.store.files().unwrap().len(), 3);
+    let pinned = held.dir.clone();
+    drop(held);
+    let (code, _, err) = run(beryl().arg("index").arg(&src).arg("--index").arg(&index).arg("--force"));
+    assert_eq!(code, 0, "{err}");
+    assert!(!pinned.exists(), "a generation no one reads is removed");
+    assert_eq!(generations(&index).len(), 1);
+
+    // Searches in processes and opens in this one, in a loop, while the index is rebuilt.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let searcher = {
+        let (stop, index) = (stop.clone(), index.clone());
+        std::thread::spawn(move || {
+            let mut failures = Vec::new();
+            let mut n = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let (code, out, err) =
+                    run(beryl().arg("search").arg("--index").arg(&index).arg("--pseudo").arg(queries().join("bfs.p")).arg("--top").arg("1"));
+                if code != 0 || !out.contains("#1 score") {
+                    failures.push(format!("exit {code}: {err}"));
+                }
+                n += 1;
+            }
+            (n, failures)
+        })
+    };
+    let opener = {
+        let (stop, index) = (stop.clone(), index.clone());
+        std::thread::spawn(move || {
+            let mut failures = Vec::new();
+            let mut n = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                match beryl::index::Index::open(&index, None, 32) {
+                    Ok(idx) if idx.store.files().is_ok_and(|f| f.len() == 3) => {}
+                    Ok(_) => failures.push("an opened index lost its files".to_string()),
+                    Err(e) => failures.push(e.to_string()),
+                }
+                n += 1;
+            }
+            (n, failures)
+        })
+    };
+    for _ in 0..10 {
+        let (code, out, err) = run(beryl().arg("index").arg(&src).arg("--index").arg(&index).arg("--force"));
+        assert_eq!(code, 0, "{out}{err}");
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (searches, search_failures) = searcher.join().unwrap();
+    let (opens, open_failures) = opener.join().unwrap();
+    assert!(search_failures.is_empty() && open_failures.is_empty(), "{search_failures:?} {open_failures:?}");
+    assert!(searches >= 3 && opens >= 10, "{searches} searches, {opens} opens");
+    // Generations pinned during a sweep go with the next build.
+    let (code, _, err) = run(beryl().arg("index").arg(&src).arg("--index").arg(&index).arg("--force"));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(generations(&index).len(), 1, "{:?}", generations(&index));
+}
+
+#[test]
 fn failed_runs_leave_nothing_behind() {
     let tmp = tempfile::tempdir().unwrap();
     // No source at all: nothing is created, not even the default `.beryl` beside the file.

@@ -5,7 +5,8 @@
 #[allow(unused_imports)]
 use super::*;
 
-/// Removes generations other than `keep` and scratch folders of runs that are gone.
+/// Removes generations other than `keep` that no reader has open, and scratch folders of
+/// runs that are gone. A generation a reader pins stays for a later build to remove.
 pub(super) fn sweep(dir: &Path, keep: Option<&Path>) {
     let Ok(rd) = std::fs::read_dir(dir) else { return };
     for e in rd.flatten() {
@@ -14,10 +15,24 @@ pub(super) fn sweep(dir: &Path, keep: Option<&Path>) {
         if !name.starts_with("gen-") || Some(p.as_path()) == keep {
             continue;
         }
+        // Held until the folder is gone, so no reader can pin it half removed.
+        let mut _held = None;
         if let Some(pid) = name.split(".tmp-").nth(1) {
             // Another live `index` may own it; the lock makes that rare, but check.
             if Path::new("/proc").join(pid).exists() && pid != std::process::id().to_string() {
                 continue;
+            }
+        } else {
+            match lock::unpinned(&p) {
+                Ok(Some(held)) => _held = held,
+                Ok(None) => {
+                    log::info!("kept old index generation {}: a search has it open", p.display());
+                    continue;
+                }
+                Err(err) => {
+                    log::warn!("kept old index generation {}: {err}", p.display());
+                    continue;
+                }
             }
         }
         if let Err(err) = std::fs::remove_dir_all(&p) {
@@ -181,6 +196,9 @@ pub fn build(
     let gen_name = format!("gen-{next:06}");
     let tmp = dir.join(format!("{gen_name}.tmp-{}", std::process::id()));
     std::fs::create_dir_all(tmp.join("model")).map_err(io(&tmp))?;
+    // Readers pin the generation by this file (see `lock`); it exists before anyone can.
+    let readers = tmp.join(lock::READERS);
+    std::fs::write(&readers, b"").map_err(io(&readers))?;
     let node_factory = vectors::factory_for(ids.len(), opts.flat_max, opts.factory.as_deref());
     let nodes_index = if vectors::projects(ids.len()) {
         let p = Projection::fit(&search_rows, dim, vectors::PCA_DIM)?;

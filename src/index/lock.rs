@@ -1,21 +1,78 @@
-//! Who may touch an index directory: one writer at a time (`DIR/lock`, exclusive).
+//! Who may touch an index directory: one writer at a time (`DIR/lock`, exclusive), and
+//! readers that pin the generation they opened (`gen-N/readers.lock`, shared), so that a
+//! writer's clean-up never removes a generation from under a search.
 //!
-//! It is a `flock`: the kernel drops it when its process ends, however it ends. A lock
-//! file can be removed while someone waits on it (a failed first build removes the lock it
-//! made), so a lock counts only while its file is still linked; otherwise the taker tries
-//! again.
+//! Both are `flock`s: the kernel drops them when their process ends, however it ends. A
+//! lock file can be removed while someone waits on it (a failed first build removes the
+//! lock it made; a sweep removes a generation with its reader lock), so a lock counts only
+//! while its file is still linked; otherwise the taker tries again.
 
-use super::IndexError;
+use super::{current_generation, io, IndexError};
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+/// The reader lock of a generation, written with it.
+pub(super) const READERS: &str = "readers.lock";
 /// The writer lock of an index directory.
 const WRITER: &str = "lock";
+/// Times a reader follows `current` to a generation swept before it could pin it. Each
+/// retry means a build finished in between, so more than a few never happen.
+const PIN_TRIES: usize = 64;
+
 /// Whether `f`'s file still has a name: a lock on a removed file guards nothing.
 fn linked(f: &File) -> bool {
     f.metadata().is_ok_and(|m| m.nlink() > 0)
+}
+
+/// A shared lock on the reader lock of the generation `current` names, held as long as the
+/// returned file is open. `None` for a generation without a reader lock (an older format,
+/// which opening refuses anyway).
+pub(super) fn pin_current(dir: &Path) -> Result<(PathBuf, Option<File>), IndexError> {
+    for _ in 0..PIN_TRIES {
+        let gen = current_generation(dir).ok_or_else(|| {
+            if std::fs::symlink_metadata(dir.join("current")).is_ok() {
+                IndexError::Corrupt(format!("{}/current points at no index", dir.display()))
+            } else {
+                IndexError::Missing(dir.to_path_buf())
+            }
+        })?;
+        let path = gen.join(READERS);
+        let f = match File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                // Swept between reading `current` and opening: `current` has moved on.
+                if current_generation(dir).as_ref() != Some(&gen) {
+                    continue;
+                }
+                return Ok((gen, None));
+            }
+            Err(e) => return Err(IndexError::Io { path, source: e }),
+        };
+        // A sweep holds the exclusive lock only while it removes the folder.
+        f.lock_shared().map_err(io(&path))?;
+        if linked(&f) {
+            return Ok((gen, Some(f)));
+        }
+    }
+    Err(IndexError::Corrupt(format!("{} changed {PIN_TRIES} times while it was being opened", dir.display())))
+}
+
+/// Takes generation `gen` away from readers for good, if none has it open: `Some` (hold it
+/// while removing the folder) or `None` when a reader pins it. A generation without a
+/// reader lock has no readers to wait for.
+pub(super) fn unpinned(gen: &Path) -> std::io::Result<Option<Option<File>>> {
+    let f = match File::open(gen.join(READERS)) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Some(None)),
+        Err(e) => return Err(e),
+    };
+    match f.try_lock() {
+        Ok(()) => Ok(Some(Some(f))),
+        Err(TryLockError::WouldBlock) => Ok(None),
+        Err(TryLockError::Error(e)) => Err(e),
+    }
 }
 
 /// The one writer's hold on an index directory. Dropped without [`Claim::keep`] (the run

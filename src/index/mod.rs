@@ -7,6 +7,7 @@
 //! `nodes.faiss`, `functions.faiss`, `graph.bin`, `model/` and `meta.json`. A new index is
 //! written to `gen-N.tmp-PID/`, renamed to `gen-N/`, and then `current` is replaced by
 //! renaming a new link over it, so readers see the old index or the new one, never a part.
+//! A reader pins its generation for as long as it has it open (see [`lock`]).
 
 pub mod graph;
 pub mod lexical;
@@ -39,11 +40,11 @@ use store::Store;
 use thiserror::Error;
 pub use vectors::FeatureSet;
 
-/// Version of this directory layout and database schema (11: string literals are a
-/// lexical field of their own).
-pub const FORMAT: u32 = 11;
+/// Version of this directory layout and database schema (12: a reader lock in each
+/// generation).
+pub const FORMAT: u32 = 12;
 /// What a generation holds; one missing means it cannot be reused.
-const FILES: [&str; 10] = [
+const FILES: [&str; 11] = [
     "index.sqlite",
     "shapes.bin",
     "lexical.bin",
@@ -54,6 +55,7 @@ const FILES: [&str; 10] = [
     "meta.json",
     "model/weights.safetensors",
     "model/manifest.json",
+    lock::READERS,
 ];
 /// Longest function text (in characters) given to the encoder for natural-language search.
 const FUNCTION_TEXT_CHARS: usize = 448;
@@ -218,6 +220,8 @@ pub struct Index {
     pub lexical: lexical::Lexical,
     /// Unit profile vectors of every function, made on first use.
     profiles: Option<Vec<[f32; 18]>>,
+    /// The shared lock that keeps `dir` from being swept while this is open.
+    _pin: Option<std::fs::File>,
 }
 
 impl Index {
@@ -228,16 +232,15 @@ impl Index {
         if !dir.exists() {
             return Err(IndexError::Missing(dir.to_path_buf()));
         }
-        let gen = current_generation(dir).ok_or_else(|| {
-            if dir.join("current").exists() || std::fs::symlink_metadata(dir.join("current")).is_ok() {
-                IndexError::Corrupt(format!("{}/current points at no index", dir.display()))
-            } else {
-                IndexError::Missing(dir.to_path_buf())
-            }
-        })?;
+        // Pinned before anything is read: a build may replace `current` meanwhile, but
+        // the generation read stays whole until this Index is dropped.
+        let (gen, pin) = lock::pin_current(dir)?;
         let meta = read_meta(&gen)?;
         if meta.format != FORMAT {
             return Err(IndexError::Mismatch(format!("index format {}, this beryl reads {FORMAT}", meta.format)));
+        }
+        if pin.is_none() {
+            return Err(IndexError::Corrupt(format!("{} is missing", gen.join(lock::READERS).display())));
         }
         if meta.feature_schema != FEATURE_SCHEMA {
             return Err(IndexError::Mismatch(format!(
@@ -301,7 +304,7 @@ impl Index {
         if shapes.len() != meta.functions || lexical.len() != meta.functions {
             return Err(IndexError::Corrupt("shapes, lexical index and functions disagree in size".into()));
         }
-        Ok(Index { dir: gen, meta, store, nodes, projection, functions, graph, node_ids, model, shapes, lexical, profiles: None })
+        Ok(Index { dir: gen, meta, store, nodes, projection, functions, graph, node_ids, model, shapes, lexical, profiles: None, _pin: pin })
     }
 
     /// Encoders of the models this index was built with, loaded on first use, no cache.
