@@ -352,6 +352,84 @@ fn failed_runs_leave_nothing_behind() {
 }
 
 #[test]
+fn damaged_vector_files_are_noticed_and_rebuilt() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    corpus(&src);
+    let index = tmp.path().join("idx");
+    let (code, _, err) = run(beryl().arg("index").arg(&src).arg("--index").arg(&index));
+    assert_eq!(code, 0, "{err}");
+    let gen = index.join(std::fs::read_link(index.join("current")).unwrap());
+    for name in ["nodes.faiss", "functions.faiss"] {
+        // Random bytes over the middle: the sizes and headers stay as FAISS expects.
+        let p = gen.join(name);
+        let keep = std::fs::read(&p).unwrap();
+        let mut bad = keep.clone();
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for b in &mut bad[keep.len() / 2..keep.len() / 2 + 64] {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            *b = x as u8;
+        }
+        std::fs::write(&p, &bad).unwrap();
+        let (code, _, err) = search(&index);
+        assert_eq!(code, 3, "{name}: {err}");
+        assert!(err.contains("damaged") && err.contains(name), "{name}: {err}");
+        let (code, _, err) = run(beryl().arg("search").arg("shortest paths").arg("--index").arg(&index));
+        assert_eq!(code, 3, "{name}: {err}");
+        std::fs::write(&p, &keep).unwrap();
+    }
+    // `beryl index`, as the message says, rebuilds a damaged index even with no source changed.
+    let p = gen.join("functions.faiss");
+    let mut bad = std::fs::read(&p).unwrap();
+    let mid = bad.len() / 2;
+    bad[mid] ^= 0xff;
+    std::fs::write(&p, &bad).unwrap();
+    let (code, out, err) = run(beryl().arg("index").arg(&src).arg("--index").arg(&index));
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains("up to date"), "{out}");
+    let (code, out, err) = search(&index);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("#1 score"), "{out}");
+}
+
+#[test]
+fn an_index_of_a_newer_format_is_left_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    corpus(&src);
+    let index = tmp.path().join("idx");
+    let (code, _, err) = run(beryl().arg("index").arg(&src).arg("--index").arg(&index));
+    assert_eq!(code, 0, "{err}");
+    let meta = index.join(std::fs::read_link(index.join("current")).unwrap()).join("meta.json");
+    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&meta).unwrap()).unwrap();
+    let newer = beryl::index::FORMAT + 1;
+    v["format"] = newer.into();
+    // A newer format may add and change fields this beryl cannot read.
+    v["checksums"] = "a newer layout".into();
+    std::fs::write(&meta, v.to_string()).unwrap();
+    let before = snapshot(&index);
+    for force in [false, true] {
+        let mut c = beryl();
+        c.arg("index").arg(&src).arg("--index").arg(&index);
+        if force {
+            c.arg("--force");
+        }
+        let (code, _, err) = run(&mut c);
+        assert_eq!(code, 3, "{err}");
+        let (want_new, want_own) = (format!("format {newer}"), format!("format {}", beryl::index::FORMAT));
+        assert!(err.contains(&want_new) && err.contains(&want_own) && err.contains("remove it"), "{err}");
+        assert!(snapshot(&index) == before, "the newer index was changed");
+    }
+    let (code, _, err) = search(&index);
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains(&format!("format {newer}")), "{err}");
+}
+
+#[test]
 fn two_writers_on_one_index_one_refuses() {
     let tmp = tempfile::tempdir().unwrap();
     let src = tmp.path().join("src");

@@ -41,6 +41,14 @@ pub(super) fn sweep(dir: &Path, keep: Option<&Path>) {
     }
 }
 
+/// Refuses to replace an index of a newer format: this beryl cannot know what it holds.
+fn refuse_newer(dir: &Path) -> Result<(), IndexError> {
+    match current_generation(dir).and_then(|g| format_of(&g)) {
+        Some(found) if found > FORMAT as u64 => Err(IndexError::Newer { dir: dir.to_path_buf(), found }),
+        _ => Ok(()),
+    }
+}
+
 /// Builds (or brings up to date) the index at `dir` for the sources under `roots`.
 pub fn build(
     roots: &[PathBuf],
@@ -53,6 +61,7 @@ pub fn build(
     let t0 = Instant::now();
     let mut report = BuildReport::default();
     // The inputs first: a run that cannot succeed creates nothing.
+    refuse_newer(dir)?;
     let enc = encs.statements()?;
     let fenc = encs.functions()?;
     let model = Model::load(model_dir, FEATURE_SCHEMA, enc.hash())?;
@@ -64,6 +73,8 @@ pub fn build(
     }
     // From here on a failure (or panic) removes what this run made; see `Claim`.
     let claim = lock::Claim::take(dir)?;
+    // Checked again under the lock: a newer beryl may have written since.
+    refuse_newer(dir)?;
 
     progress("parse", 0, 0);
     let corpus = corpus::load_found(files, walk_skipped, &opts.walk, t0);
@@ -115,7 +126,14 @@ pub fn build(
     } else {
         report.new_files = report.files;
     }
-    if same_identity && !opts.force && report.unchanged_files == report.files && report.removed_files == 0 {
+    // A damaged index is never up to date: its error message sends the user here.
+    let intact = |g: &Path| read_meta(g).is_ok_and(|m| checksums_hold(g, &m));
+    if same_identity
+        && !opts.force
+        && report.unchanged_files == report.files
+        && report.removed_files == 0
+        && previous.as_ref().is_some_and(|(g, _)| intact(g))
+    {
         report.up_to_date = true;
         report.total_seconds = t0.elapsed().as_secs_f64();
         claim.keep();
@@ -227,6 +245,17 @@ pub fn build(
         let (from, to) = (model_dir.join(f), tmp.join("model").join(f));
         std::fs::copy(&from, &to).map_err(io(&from))?;
     }
+    let mut checksums = std::collections::BTreeMap::new();
+    for name in CHECKSUMMED {
+        let p = tmp.join(name);
+        match std::fs::read(&p) {
+            Ok(bytes) => {
+                checksums.insert(name.to_string(), sha256_hex(&bytes));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && name == "nodes.pca" => {}
+            Err(e) => return Err(IndexError::Io { path: p, source: e }),
+        }
+    }
     let meta = IndexMeta {
         format: FORMAT,
         beryl: env!("CARGO_PKG_VERSION").to_string(),
@@ -252,6 +281,7 @@ pub fn build(
         edges: icfg.graph.edge_count(),
         skipped: corpus.skipped.len(),
         created_unix: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
+        checksums,
     };
     let meta_json = serde_json::to_string_pretty(&meta).map_err(|e| IndexError::Corrupt(e.to_string()))?;
     Store::create(
