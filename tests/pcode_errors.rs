@@ -109,6 +109,31 @@ fn deep_nesting_is_refused_not_overflowed() {
     assert!(pcode::graphs(&few, 0).is_ok());
 }
 
+/// Plain pseudocode goes through the converter's own suite tree before the p-code parser
+/// sees it: deep indentation must be refused there too.
+#[test]
+fn deeply_indented_plain_pseudocode_is_refused_not_overflowed() {
+    let clf = common::classifier();
+    let mut s = String::from("SEARCH(A, x)\n");
+    for i in 1..4_000 {
+        s.push_str(&" ".repeat(i));
+        s.push_str("while x > 0\n");
+    }
+    s.push_str(&" ".repeat(4_000));
+    s.push_str("x = x - 1\n");
+    // The main thread's stack is larger than a search's worker threads' may be.
+    let e = std::thread::Builder::new()
+        .stack_size(1 << 20)
+        .spawn(move || pcode::convert(&s, &clf).map(|_| ()))
+        .unwrap()
+        .join()
+        .unwrap();
+    match e {
+        Err(PcodeError::Syntax(e)) => assert!(e.message.clone().unwrap_or_default().contains("nested"), "{e:?}"),
+        other => panic!("{other:?}"),
+    }
+}
+
 #[test]
 fn display_is_file_line_col() {
     let e = pcode::graphs("F(x)\n    $y\n", 0)

@@ -87,10 +87,10 @@ pub fn run(a: IndexArgs) -> Result<()> {
     if a.json {
         println!("{}", serde_json::to_string_pretty(&r)?);
     } else if r.up_to_date {
-        println!("{}: up to date ({} files unchanged, {:.2} s)", dir.display(), r.files, r.total_seconds);
+        println!("{}: up to date ({} files unchanged, {:.2} s){}", dir.display(), r.files, r.total_seconds, skipped(&r.skipped));
     } else {
         println!(
-            "{}: {} files ({} unchanged, {} changed, {} new, {} removed), {} lines, {} functions, {} nodes",
+            "{}: {} files ({} unchanged, {} changed, {} new, {} removed), {} lines, {} functions, {} nodes{}",
             dir.display(),
             r.files,
             r.unchanged_files,
@@ -99,7 +99,8 @@ pub fn run(a: IndexArgs) -> Result<()> {
             r.removed_files,
             r.lines,
             r.functions,
-            r.nodes
+            r.nodes,
+            skipped(&r.skipped)
         );
         println!(
             "{:.1} s ({:.0} lines/s): parse {:.1} s, vectors {:.1} s ({} texts encoded, {} from cache), write {:.1} s; index {:.1} MB = {:.2} × source",
@@ -115,4 +116,14 @@ pub fn run(a: IndexArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// `; N files skipped (reason n, …)`, or nothing; `RUST_LOG=info` names the files.
+fn skipped(by_reason: &std::collections::BTreeMap<String, usize>) -> String {
+    if by_reason.is_empty() {
+        return String::new();
+    }
+    let parts: Vec<String> = by_reason.iter().map(|(r, n)| format!("{r} {n}")).collect();
+    let n: usize = by_reason.values().sum();
+    format!("; {n} file{} skipped ({})", if n == 1 { "" } else { "s" }, parts.join(", "))
 }

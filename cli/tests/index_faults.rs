@@ -171,3 +171,300 @@ fn damaged_missing_and_mismatched_indexes_are_clear_errors() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("#1 score"), "{out}");
 }
+
+/// `open` `n` times, `middle`, then `close` `n` times, 100 to a line.
+fn nest(head: &str, open: &str, middle: &str, close: &str, n: usize, tail: &str) -> String {
+    let lines = |s: &str| (0..n).map(|i| if i % 100 == 99 { format!("{s}\n") } else { s.to_string() }).collect::<String>();
+    format!("{head}{}{middle}{}{tail}", lines(open), lines(close))
+}
+
+/// Generation folders of an index directory.
+fn generations(index: &Path) -> Vec<String> {
+    let mut g: Vec<String> =
+        std::fs::read_dir(index).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with("gen-")).collect();
+    g.sort();
+    g
+}
+
+/// Every file under `dir` with its bytes.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if std::fs::symlink_metadata(&p).unwrap().is_dir() {
+                todo.push(p);
+            } else {
+                let bytes = std::fs::read_link(&p).map(|t| t.to_string_lossy().into_owned().into_bytes()).or_else(|_| std::fs::read(&p)).unwrap();
+                out.push((p, bytes));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn deeply_nested_files_are_skipped_and_the_rest_indexed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    corpus(&src);
+    let blocks = src.join("blocks.c");
+    std::fs::write(&blocks, nest("void f(void) {", "{", "int x = 1;", "}", 5_000, "}\n")).unwrap();
+    std::fs::write(src.join("parens.c"), nest("int g(int a) { return ", "(", "a", ")", 10_000, "; }\n")).unwrap();
+    let index = tmp.path().join("idx");
+
+    let (code, out, err) = run(beryl().arg("index").arg(&src).arg("--index").arg(&index));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("3 files (") && out.contains("2 files skipped (too_deep 2)"), "{out}");
+    let (code, out, err) = search(&index);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("igraph_distances_floyd_warshall"), "{out}");
+
+    let (code, out, err) = run(beryl().arg("graph").arg(&src).arg("--format").arg("stats"));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("too_deep 2"), "{out}");
+
+    let (code, out, err) = run(beryl().arg("anonymize").arg(&blocks));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("void func_0(void) {{{"), "{}", &out[..40.min(out.len())]);
+}
+
+#[test]
+fn searches_during_rebuilds_never_fail() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    corpus(&src);
+    let index = tmp.path().join("idx");
+    let (code, out, err) = run(beryl().arg("index").arg(&src).arg("--index").arg(&index));
+    assert_eq!(code, 0, "{out}{err}");
+
+    // A long-lived reader keeps the generation it opened, whatever is built meanwhile.
+    let held = beryl::index::Index::open(&index, None, 32).expect("opens");
+    for _ in 0..2 {
+        let (code, out, err) = run(beryl().arg("index").arg(&src).arg("--index").arg(&index).arg("--force"));
+        assert_eq!(code, 0, "{out}{err}");
+    }
+    assert!(held.dir.join("nodes.faiss").is_file(), "{} was swept while open", held.dir.display());
+    assert_eq!(held.store.files().unwrap().len(), 3);
+    let pinned = held.dir.clone();
+    drop(held);
+    let (code, _, err) = run(beryl().arg("index").arg(&src).arg("--index").arg(&index).arg("--force"));
+    assert_eq!(code, 0, "{err}");
+    assert!(!pinned.exists(), "a generation no one reads is removed");
+    assert_eq!(generations(&index).len(), 1);
+
+    // Searches in processes and opens in this one, in a loop, while the index is rebuilt.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let searcher = {
+        let (stop, index) = (stop.clone(), index.clone());
+        std::thread::spawn(move || {
+            let mut failures = Vec::new();
+            let mut n = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let (code, out, err) =
+                    run(beryl().arg("search").arg("--index").arg(&index).arg("--pseudo").arg(queries().join("bfs.p")).arg("--top").arg("1"));
+                if code != 0 || !out.contains("#1 score") {
+                    failures.push(format!("exit {code}: {err}"));
+                }
+                n += 1;
+            }
+            (n, failures)
+        })
+    };
+    let opener = {
+        let (stop, index) = (stop.clone(), index.clone());
+        std::thread::spawn(move || {
+            let mut failures = Vec::new();
+            let mut n = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                match beryl::index::Index::open(&index, None, 32) {
+                    Ok(idx) if idx.store.files().is_ok_and(|f| f.len() == 3) => {}
+                    Ok(_) => failures.push("an opened index lost its files".to_string()),
+                    Err(e) => failures.push(e.to_string()),
+                }
+                n += 1;
+            }
+            (n, failures)
+        })
+    };
+    for _ in 0..10 {
+        let (code, out, err) = run(beryl().arg("index").arg(&src).arg("--index").arg(&index).arg("--force"));
+        assert_eq!(code, 0, "{out}{err}");
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (searches, search_failures) = searcher.join().unwrap();
+    let (opens, open_failures) = opener.join().unwrap();
+    assert!(search_failures.is_empty() && open_failures.is_empty(), "{search_failures:?} {open_failures:?}");
+    assert!(searches >= 3 && opens >= 10, "{searches} searches, {opens} opens");
+    // Generations pinned during a sweep go with the next build.
+    let (code, _, err) = run(beryl().arg("index").arg(&src).arg("--index").arg(&index).arg("--force"));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(generations(&index).len(), 1, "{:?}", generations(&index));
+}
+
+#[test]
+fn failed_runs_leave_nothing_behind() {
+    let tmp = tempfile::tempdir().unwrap();
+    // No source at all: nothing is created, not even the default `.beryl` beside the file.
+    let notes = tmp.path().join("notes.txt");
+    std::fs::write(&notes, "not code\n").unwrap();
+    let (code, _, err) = run(beryl().arg("index").arg(&notes));
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("no C, C++ or Java source files"), "{err}");
+    assert!(!tmp.path().join(".beryl").exists());
+
+    // Sources that are all skipped fail after the lock was taken: what the run made goes.
+    let deep = tmp.path().join("deep");
+    std::fs::create_dir(&deep).unwrap();
+    std::fs::write(deep.join("blocks.c"), nest("void f(void) {", "{", "int x = 1;", "}", 5_000, "}\n")).unwrap();
+    let fresh = tmp.path().join("fresh");
+    let (code, _, err) = run(beryl().arg("index").arg(&deep).arg("--index").arg(fresh.join("a/idx")));
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("too_deep 1"), "{err}");
+    assert!(!fresh.exists(), "{:?}", snapshot(&fresh));
+    // A folder the user made stays, without a lock.
+    let made = tmp.path().join("made");
+    std::fs::create_dir(&made).unwrap();
+    let (code, _, _) = run(beryl().arg("index").arg(&deep).arg("--index").arg(&made));
+    assert_eq!(code, 1);
+    assert_eq!(std::fs::read_dir(&made).unwrap().count(), 0);
+
+    // A failed run over an index keeps it as it was, lock file included, and searchable.
+    let src = tmp.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    corpus(&src);
+    let index = tmp.path().join("idx");
+    let (code, _, err) = run(beryl().arg("index").arg(&src).arg("--index").arg(&index));
+    assert_eq!(code, 0, "{err}");
+    // The lock file holds the pid of its last holder; the rest must stay byte for byte.
+    let unlocked = |s: Vec<(PathBuf, Vec<u8>)>| s.into_iter().filter(|(p, _)| !p.ends_with("lock")).collect::<Vec<_>>();
+    let before = unlocked(snapshot(&index));
+    let (code, _, _) = run(beryl().arg("index").arg(&deep).arg("--index").arg(&index).arg("--force"));
+    assert_eq!(code, 1);
+    assert!(unlocked(snapshot(&index)) == before, "a failed run changed the index");
+    assert!(index.join("lock").is_file());
+    let (code, _, err) = search(&index);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn damaged_vector_files_are_noticed_and_rebuilt() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    corpus(&src);
+    let index = tmp.path().join("idx");
+    let (code, _, err) = run(beryl().arg("index").arg(&src).arg("--index").arg(&index));
+    assert_eq!(code, 0, "{err}");
+    let gen = index.join(std::fs::read_link(index.join("current")).unwrap());
+    for name in ["nodes.faiss", "functions.faiss"] {
+        // Random bytes over the middle: the sizes and headers stay as FAISS expects.
+        let p = gen.join(name);
+        let keep = std::fs::read(&p).unwrap();
+        let mut bad = keep.clone();
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for b in &mut bad[keep.len() / 2..keep.len() / 2 + 64] {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            *b = x as u8;
+        }
+        std::fs::write(&p, &bad).unwrap();
+        let (code, _, err) = search(&index);
+        assert_eq!(code, 3, "{name}: {err}");
+        assert!(err.contains("damaged") && err.contains(name), "{name}: {err}");
+        let (code, _, err) = run(beryl().arg("search").arg("shortest paths").arg("--index").arg(&index));
+        assert_eq!(code, 3, "{name}: {err}");
+        std::fs::write(&p, &keep).unwrap();
+    }
+    // `beryl index`, as the message says, rebuilds a damaged index even with no source changed.
+    let p = gen.join("functions.faiss");
+    let mut bad = std::fs::read(&p).unwrap();
+    let mid = bad.len() / 2;
+    bad[mid] ^= 0xff;
+    std::fs::write(&p, &bad).unwrap();
+    let (code, out, err) = run(beryl().arg("index").arg(&src).arg("--index").arg(&index));
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains("up to date"), "{out}");
+    let (code, out, err) = search(&index);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("#1 score"), "{out}");
+}
+
+#[test]
+fn an_index_of_a_newer_format_is_left_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    corpus(&src);
+    let index = tmp.path().join("idx");
+    let (code, _, err) = run(beryl().arg("index").arg(&src).arg("--index").arg(&index));
+    assert_eq!(code, 0, "{err}");
+    let meta = index.join(std::fs::read_link(index.join("current")).unwrap()).join("meta.json");
+    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&meta).unwrap()).unwrap();
+    let newer = beryl::index::FORMAT + 1;
+    v["format"] = newer.into();
+    // A newer format may add and change fields this beryl cannot read.
+    v["checksums"] = "a newer layout".into();
+    std::fs::write(&meta, v.to_string()).unwrap();
+    let before = snapshot(&index);
+    for force in [false, true] {
+        let mut c = beryl();
+        c.arg("index").arg(&src).arg("--index").arg(&index);
+        if force {
+            c.arg("--force");
+        }
+        let (code, _, err) = run(&mut c);
+        assert_eq!(code, 3, "{err}");
+        let (want_new, want_own) = (format!("format {newer}"), format!("format {}", beryl::index::FORMAT));
+        assert!(err.contains(&want_new) && err.contains(&want_own) && err.contains("remove it"), "{err}");
+        assert!(snapshot(&index) == before, "the newer index was changed");
+    }
+    let (code, _, err) = search(&index);
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains(&format!("format {newer}")), "{err}");
+}
+
+#[test]
+fn two_writers_on_one_index_one_refuses() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    corpus(&src);
+    let index = tmp.path().join("idx");
+    let (code, _, err) = run(beryl().arg("index").arg(&src).arg("--index").arg(&index));
+    assert_eq!(code, 0, "{err}");
+    // Both start at once; whichever takes the lock first then waits 8 s before its swap,
+    // long past the moment the other asks for the lock.
+    let start = || {
+        beryl()
+            .arg("index")
+            .arg(&src)
+            .arg("--index")
+            .arg(&index)
+            .arg("--force")
+            .env("BERYL_TEST_PAUSE_BEFORE_SWAP_MS", "8000")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (start(), start());
+    let ids = [a.id(), b.id()];
+    let outs = [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()];
+    let codes: Vec<i32> = outs.iter().map(|o| o.status.code().unwrap_or(-1)).collect();
+    let errs: Vec<String> = outs.iter().map(|o| String::from_utf8_lossy(&o.stderr).into_owned()).collect();
+    let winner = codes.iter().position(|&c| c == 0).unwrap_or_else(|| panic!("{codes:?} {errs:?}"));
+    let loser = 1 - winner;
+    assert_eq!(codes[loser], 1, "{errs:?}");
+    let busy = format!("another `beryl index` (process {}) is writing {}", ids[winner], index.display());
+    assert!(errs[loser].contains(&busy), "{}", errs[loser]);
+    let (code, out, err) = search(&index);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("#1 score"), "{out}");
+    assert_eq!(generations(&index).len(), 1, "{:?}", generations(&index));
+}

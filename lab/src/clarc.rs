@@ -449,7 +449,7 @@ impl Views {
         let mut functions = Vec::new();
         let mut parts: Vec<String> = Vec::new();
         // The extension only picks the grammar: C++ reads C functions too.
-        if let Some(pf) = beryl::lang::parse_file(Path::new("candidate.cpp"), code, 0) {
+        if let Ok(pf) = beryl::lang::parse_file(Path::new("candidate.cpp"), code, 0) {
             if pf.functions.len() > 1 {
                 for (meta, _) in &pf.functions {
                     if let Some(src) = code.get(meta.bytes.0 as usize..meta.bytes.1 as usize) {

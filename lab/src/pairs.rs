@@ -119,7 +119,7 @@ pub fn mine(root: &Path, source: &str) -> Vec<Pair> {
         .par_iter()
         .map(|path: &PathBuf| {
             let Ok(src) = read_source(path, &opts) else { return Vec::new() };
-            let Some(pf) = parse_file(path, &src, 0) else { return Vec::new() };
+            let Ok(pf) = parse_file(path, &src, 0) else { return Vec::new() };
             let mut fns: Vec<_> = pf.functions.iter().map(|(m, _)| m).filter(|m| m.name != "<lambda>" && !m.name.starts_with("lambda$")).collect();
             fns.sort_by_key(|m| m.bytes.0);
             let anon = anonymize_str(pf.lang, &src, Mode::Neutral, 0).unwrap_or_default();

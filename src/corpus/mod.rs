@@ -40,16 +40,24 @@ impl Corpus {
 /// Files that cannot be used are skipped with a logged reason; nothing here panics on input.
 pub fn load(roots: &[PathBuf], opts: &WalkOptions) -> Corpus {
     let t0 = Instant::now();
-    let (files, mut skipped) = walk::discover(roots, opts);
+    let (files, skipped) = walk::discover(roots, opts);
+    load_found(files, skipped, opts, t0)
+}
+
+/// As [`load`], for the files (and skips) a [`walk::discover`] found; `t0` is when it began.
+pub fn load_found(files: Vec<PathBuf>, mut skipped: Vec<Skipped>, opts: &WalkOptions, t0: Instant) -> Corpus {
     let parsed: Vec<Result<(PathBuf, String, ParsedFile), Skipped>> = files
         .par_iter()
         .map(|path| {
             let src = walk::read_source(path, opts)?;
             // File ids are assigned below; 0 is a placeholder rewritten by `add_file`.
-            let pf = lang::parse_file(path, &src, 0).ok_or_else(|| Skipped {
+            let pf = lang::parse_file(path, &src, 0).map_err(|e| Skipped {
                 path: path.clone(),
-                reason: SkipReason::Unparsable,
-                detail: "tree-sitter returned no tree".into(),
+                reason: match e {
+                    lang::ParseError::TooDeep(_) | lang::ParseError::TooNested(_) => SkipReason::TooDeep,
+                    lang::ParseError::UnknownLanguage | lang::ParseError::NoTree => SkipReason::Unparsable,
+                },
+                detail: e.to_string(),
             })?;
             Ok((path.clone(), src, pf))
         })

@@ -35,6 +35,8 @@ pub enum SkipReason {
     Unreadable,
     SymlinkOutsideRoot,
     Unparsable,
+    /// Syntax or statements nested past what the parser's walks read.
+    TooDeep,
 }
 
 impl SkipReason {
@@ -47,6 +49,7 @@ impl SkipReason {
             SkipReason::Unreadable => "unreadable",
             SkipReason::SymlinkOutsideRoot => "symlink_outside_root",
             SkipReason::Unparsable => "unparsable",
+            SkipReason::TooDeep => "too_deep",
         }
     }
 }

@@ -130,27 +130,28 @@ pub fn count_tree(n: TsNode, acc: &mut OpCounts) {
 
 /// As [`count_tree`], for the nodes that start inside bytes `lo..hi`.
 fn count_range(n: TsNode, lo: usize, hi: usize, acc: &mut OpCounts) {
-    if n.end_byte() <= lo || n.start_byte() >= hi {
-        return;
-    }
-    let inside = n.start_byte() >= lo;
-    match n.kind() {
-        "binary_expression" | "unary_expression" | "update_expression" | "assignment_expression" if inside => {
-            let mut c = n.walk();
-            for ch in n.children(&mut c) {
-                if !ch.is_named() && !ch.is_missing() {
-                    if let Some(f) = source_family(ch.kind()) {
-                        acc.add(f);
+    // Explicit stack: expressions nest deeper than a thread's stack allows.
+    let mut stack = vec![n];
+    while let Some(n) = stack.pop() {
+        if n.end_byte() <= lo || n.start_byte() >= hi {
+            continue;
+        }
+        let inside = n.start_byte() >= lo;
+        match n.kind() {
+            "binary_expression" | "unary_expression" | "update_expression" | "assignment_expression" if inside => {
+                let mut c = n.walk();
+                for ch in n.children(&mut c) {
+                    if !ch.is_named() && !ch.is_missing() {
+                        if let Some(f) = source_family(ch.kind()) {
+                            acc.add(f);
+                        }
                     }
                 }
             }
+            "subscript_expression" | "array_access" if inside => acc.add(Family::Index),
+            _ => {}
         }
-        "subscript_expression" | "array_access" if inside => acc.add(Family::Index),
-        _ => {}
-    }
-    let mut c = n.walk();
-    for ch in n.children(&mut c) {
-        count_range(ch, lo, hi, acc);
+        stack.extend(n.children(&mut n.walk()));
     }
 }
 
@@ -237,14 +238,16 @@ pub fn count_source(lang: Lang, text: &str) -> OpCounts {
 }
 
 fn error_nodes(n: TsNode) -> usize {
-    if n.is_error() || n.is_missing() {
-        return 1;
+    let mut count = 0;
+    let mut stack = vec![n];
+    while let Some(n) = stack.pop() {
+        if n.is_error() || n.is_missing() {
+            count += 1;
+        } else if n.has_error() {
+            stack.extend(n.children(&mut n.walk()));
+        }
     }
-    if !n.has_error() {
-        return 0;
-    }
-    let mut c = n.walk();
-    n.children(&mut c).map(error_nodes).sum()
+    count
 }
 
 /// A lexical token of p-code math text.

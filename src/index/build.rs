@@ -5,7 +5,8 @@
 #[allow(unused_imports)]
 use super::*;
 
-/// Removes generations other than `keep` and scratch folders of runs that are gone.
+/// Removes generations other than `keep` that no reader has open, and scratch folders of
+/// runs that are gone. A generation a reader pins stays for a later build to remove.
 pub(super) fn sweep(dir: &Path, keep: Option<&Path>) {
     let Ok(rd) = std::fs::read_dir(dir) else { return };
     for e in rd.flatten() {
@@ -14,15 +15,37 @@ pub(super) fn sweep(dir: &Path, keep: Option<&Path>) {
         if !name.starts_with("gen-") || Some(p.as_path()) == keep {
             continue;
         }
+        // Held until the folder is gone, so no reader can pin it half removed.
+        let mut _held = None;
         if let Some(pid) = name.split(".tmp-").nth(1) {
             // Another live `index` may own it; the lock makes that rare, but check.
             if Path::new("/proc").join(pid).exists() && pid != std::process::id().to_string() {
                 continue;
             }
+        } else {
+            match lock::unpinned(&p) {
+                Ok(Some(held)) => _held = held,
+                Ok(None) => {
+                    log::info!("kept old index generation {}: a search has it open", p.display());
+                    continue;
+                }
+                Err(err) => {
+                    log::warn!("kept old index generation {}: {err}", p.display());
+                    continue;
+                }
+            }
         }
         if let Err(err) = std::fs::remove_dir_all(&p) {
             log::warn!("could not remove old index generation {}: {err}", p.display());
         }
+    }
+}
+
+/// Refuses to replace an index of a newer format: this beryl cannot know what it holds.
+fn refuse_newer(dir: &Path) -> Result<(), IndexError> {
+    match current_generation(dir).and_then(|g| format_of(&g)) {
+        Some(found) if found > FORMAT as u64 => Err(IndexError::Newer { dir: dir.to_path_buf(), found }),
+        _ => Ok(()),
     }
 }
 
@@ -37,25 +60,29 @@ pub fn build(
 ) -> Result<BuildReport, IndexError> {
     let t0 = Instant::now();
     let mut report = BuildReport::default();
-    std::fs::create_dir_all(dir).map_err(io(dir))?;
-    let lock_path = dir.join("lock");
-    let lock = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path).map_err(io(&lock_path))?;
-    if lock.try_lock().is_err() {
-        return Err(IndexError::Busy(dir.to_path_buf()));
-    }
+    // The inputs first: a run that cannot succeed creates nothing.
+    refuse_newer(dir)?;
     let enc = encs.statements()?;
     let fenc = encs.functions()?;
     let model = Model::load(model_dir, FEATURE_SCHEMA, enc.hash())?;
     let model_sha = model_sha256(model_dir)?;
+    let (files, walk_skipped) = corpus::walk::discover(roots, &opts.walk);
+    let empty_roots = || roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(", ");
+    if files.is_empty() {
+        return Err(IndexError::Empty(empty_roots()));
+    }
+    // From here on a failure (or panic) removes what this run made; see `Claim`.
+    let claim = lock::Claim::take(dir)?;
+    // Checked again under the lock: a newer beryl may have written since.
+    refuse_newer(dir)?;
 
     progress("parse", 0, 0);
-    let corpus = corpus::load(roots, &opts.walk);
+    let corpus = corpus::load_found(files, walk_skipped, &opts.walk, t0);
+    report.skipped = corpus.skipped_by_reason();
     let icfg = corpus.icfg;
     if icfg.files.is_empty() {
-        return Err(IndexError::Empty(roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(", ")));
-    }
-    for s in &corpus.skipped {
-        log::info!("skipped {}: {} ({})", s.path.display(), s.reason.name(), s.detail);
+        let reasons: Vec<String> = report.skipped.iter().map(|(r, n)| format!("{r} {n}")).collect();
+        return Err(IndexError::Empty(format!("{} (skipped: {})", empty_roots(), reasons.join(", "))));
     }
     // Content hashes; the text is kept for the function texts below.
     let sources: Vec<String> = icfg
@@ -99,9 +126,17 @@ pub fn build(
     } else {
         report.new_files = report.files;
     }
-    if same_identity && !opts.force && report.unchanged_files == report.files && report.removed_files == 0 {
+    // A damaged index is never up to date: its error message sends the user here.
+    let intact = |g: &Path| read_meta(g).is_ok_and(|m| checksums_hold(g, &m));
+    if same_identity
+        && !opts.force
+        && report.unchanged_files == report.files
+        && report.removed_files == 0
+        && previous.as_ref().is_some_and(|(g, _)| intact(g))
+    {
         report.up_to_date = true;
         report.total_seconds = t0.elapsed().as_secs_f64();
+        claim.keep();
         return Ok(report);
     }
     drop(previous);
@@ -179,6 +214,9 @@ pub fn build(
     let gen_name = format!("gen-{next:06}");
     let tmp = dir.join(format!("{gen_name}.tmp-{}", std::process::id()));
     std::fs::create_dir_all(tmp.join("model")).map_err(io(&tmp))?;
+    // Readers pin the generation by this file (see `lock`); it exists before anyone can.
+    let readers = tmp.join(lock::READERS);
+    std::fs::write(&readers, b"").map_err(io(&readers))?;
     let node_factory = vectors::factory_for(ids.len(), opts.flat_max, opts.factory.as_deref());
     let nodes_index = if vectors::projects(ids.len()) {
         let p = Projection::fit(&search_rows, dim, vectors::PCA_DIM)?;
@@ -207,6 +245,17 @@ pub fn build(
         let (from, to) = (model_dir.join(f), tmp.join("model").join(f));
         std::fs::copy(&from, &to).map_err(io(&from))?;
     }
+    let mut checksums = std::collections::BTreeMap::new();
+    for name in CHECKSUMMED {
+        let p = tmp.join(name);
+        match std::fs::read(&p) {
+            Ok(bytes) => {
+                checksums.insert(name.to_string(), sha256_hex(&bytes));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && name == "nodes.pca" => {}
+            Err(e) => return Err(IndexError::Io { path: p, source: e }),
+        }
+    }
     let meta = IndexMeta {
         format: FORMAT,
         beryl: env!("CARGO_PKG_VERSION").to_string(),
@@ -232,6 +281,7 @@ pub fn build(
         edges: icfg.graph.edge_count(),
         skipped: corpus.skipped.len(),
         created_unix: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
+        checksums,
     };
     let meta_json = serde_json::to_string_pretty(&meta).map_err(|e| IndexError::Corrupt(e.to_string()))?;
     Store::create(
@@ -264,7 +314,7 @@ pub fn build(
     report.index_bytes = dir_bytes(&gen);
     report.total_seconds = t0.elapsed().as_secs_f64();
     progress("done", 1, 1);
-    drop(lock);
+    claim.keep();
     Ok(report)
 }
 

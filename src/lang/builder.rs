@@ -13,7 +13,7 @@
 //! One concern, kept whole: the builder is one recursion over statement kinds that share
 //! its frontier.
 
-use super::calls;
+use super::{calls, ParseError, MAX_STATEMENT_NESTING};
 use crate::graph::{normalize_ws, CallRef, EdgeKind, FnCfg, Lang, LocalId, Node, NodeKind, EXIT};
 use std::collections::HashMap;
 use tree_sitter::Node as TsNode;
@@ -48,6 +48,10 @@ pub struct Builder<'a> {
     pending_label: Option<String>,
     /// Enclosing loop heads, conditions and switches: the nesting tree of the body.
     nest: Vec<LocalId>,
+    /// Statements being built around the current one (`stmt` calls on the stack).
+    depth: usize,
+    /// Set when a statement lay deeper than [`MAX_STATEMENT_NESTING`]; the CFG is then refused.
+    too_deep: bool,
 }
 
 impl<'a> Builder<'a> {
@@ -64,11 +68,14 @@ impl<'a> Builder<'a> {
             gotos: Vec::new(),
             pending_label: None,
             nest: Vec::new(),
+            depth: 0,
+            too_deep: false,
         }
     }
 
-    /// Builds the CFG of `body` (a block, or an expression for expression lambdas).
-    pub fn build(mut self, body: TsNode<'a>) -> FnCfg {
+    /// Builds the CFG of `body` (a block, or an expression for expression lambdas); refused
+    /// when its statements nest deeper than [`MAX_STATEMENT_NESTING`].
+    pub fn build(mut self, body: TsNode<'a>) -> Result<FnCfg, ParseError> {
         let start: Frontier = vec![(crate::graph::ENTRY, EdgeKind::Seq)];
         let end = if is_block(body.kind()) {
             self.stmt(body, start)
@@ -84,7 +91,10 @@ impl<'a> Builder<'a> {
             let to = self.labels.get(&label).copied().unwrap_or(EXIT);
             self.cfg.edge(g, to, EdgeKind::Jump);
         }
-        self.cfg
+        if self.too_deep {
+            return Err(ParseError::TooNested(MAX_STATEMENT_NESTING));
+        }
+        Ok(self.cfg)
     }
 
     fn text(&self, n: TsNode) -> &'a str {
@@ -152,7 +162,19 @@ impl<'a> Builder<'a> {
         n.named_children(&mut c).collect()
     }
 
+    /// Every recursion of the builder passes here: the depth is bounded, so the stack is.
     fn stmt(&mut self, n: TsNode<'a>, fr: Frontier) -> Frontier {
+        if self.depth >= MAX_STATEMENT_NESTING {
+            self.too_deep = true;
+            return fr;
+        }
+        self.depth += 1;
+        let out = self.stmt_kind(n, fr);
+        self.depth -= 1;
+        out
+    }
+
+    fn stmt_kind(&mut self, n: TsNode<'a>, fr: Frontier) -> Frontier {
         let kind = n.kind();
         let label = if matches!(
             kind,
@@ -276,33 +298,39 @@ impl<'a> Builder<'a> {
     }
 
     fn if_stmt(&mut self, n: TsNode<'a>, fr: Frontier) -> Frontier {
-        let cond = n.child_by_field_name("condition").unwrap_or(n);
-        let c = self.node(NodeKind::Condition, strip_parens(cond), cond);
-        self.connect(&fr, c);
-        let mut out = match n.child_by_field_name("consequence") {
-            Some(b) => self.nested(c, |s| s.stmt(b, vec![(c, EdgeKind::True)])),
-            None => vec![(c, EdgeKind::True)],
-        };
-        match n.child_by_field_name("alternative") {
-            Some(alt) => {
-                // C/C++ wrap the else branch in an else_clause; Java gives the statement.
-                let alt = if alt.kind() == "else_clause" {
-                    alt.named_children(&mut alt.walk()).find(|k| !k.is_extra()).unwrap_or(alt)
-                } else {
-                    alt
-                };
-                if alt.kind() == "else_clause" {
-                    out.push((c, EdgeKind::False));
-                } else if alt.kind() == "if_statement" {
-                    // else-if: a sibling of the first test in the nesting tree.
-                    out.extend(self.stmt(alt, vec![(c, EdgeKind::False)]));
-                } else {
-                    out.extend(self.nested(c, |s| s.stmt(alt, vec![(c, EdgeKind::False)])));
+        // An else-if chain is a loop, not a recursion: real code has chains of hundreds.
+        let (mut n, mut fr) = (n, fr);
+        let mut out = Vec::new();
+        loop {
+            let cond = n.child_by_field_name("condition").unwrap_or(n);
+            let c = self.node(NodeKind::Condition, strip_parens(cond), cond);
+            self.connect(&fr, c);
+            out.extend(match n.child_by_field_name("consequence") {
+                Some(b) => self.nested(c, |s| s.stmt(b, vec![(c, EdgeKind::True)])),
+                None => vec![(c, EdgeKind::True)],
+            });
+            match n.child_by_field_name("alternative") {
+                Some(alt) => {
+                    // C/C++ wrap the else branch in an else_clause; Java gives the statement.
+                    let alt = if alt.kind() == "else_clause" {
+                        alt.named_children(&mut alt.walk()).find(|k| !k.is_extra()).unwrap_or(alt)
+                    } else {
+                        alt
+                    };
+                    if alt.kind() == "else_clause" {
+                        out.push((c, EdgeKind::False));
+                    } else if alt.kind() == "if_statement" {
+                        // else-if: a sibling of the first test in the nesting tree.
+                        (n, fr) = (alt, vec![(c, EdgeKind::False)]);
+                        continue;
+                    } else {
+                        out.extend(self.nested(c, |s| s.stmt(alt, vec![(c, EdgeKind::False)])));
+                    }
                 }
+                None => out.push((c, EdgeKind::False)),
             }
-            None => out.push((c, EdgeKind::False)),
+            return out;
         }
-        out
     }
 
     /// Builds a loop body with `cont` as its continue target; returns the body's end and

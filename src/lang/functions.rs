@@ -4,8 +4,19 @@
 
 use super::builder::{span, Builder};
 use super::calls::strip_generics;
+use super::ParseError;
 use crate::graph::{FileUnit, FnCfg, FunctionMeta, Lang};
 use tree_sitter::{Node as TsNode, Tree};
+
+/// Work of the walk, on an explicit stack: syntax trees nest deeper than a thread's stack.
+enum Task<'a> {
+    /// `in_class`, `anon_ns`: see [`Walker::visit`].
+    Visit(TsNode<'a>, bool, bool),
+    /// Enter a named scope (a class, a function whose body is visited).
+    Enter(String),
+    /// Leave scopes down to this many names.
+    Truncate(usize),
+}
 
 struct Walker<'a> {
     lang: Lang,
@@ -14,9 +25,11 @@ struct Walker<'a> {
     out: Vec<(FunctionMeta, FnCfg)>,
     unit: FileUnit,
     lambdas: u32,
+    /// Tasks still to run, the next last.
+    todo: Vec<Task<'a>>,
 }
 
-pub fn build_all(lang: Lang, tree: &Tree, src: &str, file: u32) -> (Vec<(FunctionMeta, FnCfg)>, FileUnit) {
+pub fn build_all(lang: Lang, tree: &Tree, src: &str, file: u32) -> Result<(Vec<(FunctionMeta, FnCfg)>, FileUnit), ParseError> {
     let mut w = Walker {
         lang,
         src: src.as_bytes(),
@@ -24,10 +37,19 @@ pub fn build_all(lang: Lang, tree: &Tree, src: &str, file: u32) -> (Vec<(Functio
         out: Vec::new(),
         unit: FileUnit::default(),
         lambdas: 0,
+        todo: vec![Task::Visit(tree.root_node(), false, false)],
     };
+    // One scope for the whole walk: tasks run in source order, and each scope entered is
+    // left by a `Truncate` queued behind the tasks of its insides.
     let mut scope = Vec::new();
-    w.visit(tree.root_node(), &mut scope, false, false);
-    (w.out, w.unit)
+    while let Some(t) = w.todo.pop() {
+        match t {
+            Task::Visit(n, in_class, anon_ns) => w.visit(n, &mut scope, in_class, anon_ns)?,
+            Task::Enter(name) => scope.push(name),
+            Task::Truncate(k) => scope.truncate(k),
+        }
+    }
+    Ok((w.out, w.unit))
 }
 
 impl<'a> Walker<'a> {
@@ -37,7 +59,7 @@ impl<'a> Walker<'a> {
 
     /// `in_class`: directly inside a class body (C++ `static` then means class-static).
     /// `anon_ns`: inside an anonymous C++ namespace (internal linkage).
-    fn visit(&mut self, n: TsNode<'a>, scope: &mut Vec<String>, in_class: bool, anon_ns: bool) {
+    fn visit(&mut self, n: TsNode<'a>, scope: &mut Vec<String>, in_class: bool, anon_ns: bool) -> Result<(), ParseError> {
         match n.kind() {
             "package_declaration" if self.lang == Lang::Java => {
                 if let Some(id) = n.named_children(&mut n.walk()).find(|k| k.kind() != "annotation") {
@@ -45,13 +67,13 @@ impl<'a> Walker<'a> {
                     // Java scopes start with the package; later siblings see it.
                     scope.extend(self.unit.package.split('.').map(str::to_string));
                 }
-                return;
+                return Ok(());
             }
             "import_declaration" if self.lang == Lang::Java => {
                 let t = self.text(n).trim_start_matches("import").trim_end_matches(';');
                 let t = t.trim().trim_start_matches("static").trim();
                 self.unit.imports.push(t.split_whitespace().collect());
-                return;
+                return Ok(());
             }
             "namespace_definition" => {
                 let name = n.child_by_field_name("name").map(|k| self.text(k).to_string());
@@ -59,75 +81,67 @@ impl<'a> Walker<'a> {
                     Some(s) => s.split("::").map(|p| p.trim().to_string()).collect(),
                     None => Vec::new(),
                 };
-                let k = parts.len();
-                scope.extend(parts);
                 if let Some(b) = n.child_by_field_name("body") {
-                    self.visit_children(b, scope, false, anon_ns || name.is_none());
+                    self.todo.push(Task::Truncate(scope.len()));
+                    self.visit_children(b, false, anon_ns || name.is_none());
+                    self.todo.extend(parts.into_iter().rev().map(Task::Enter));
                 }
-                scope.truncate(scope.len() - k);
-                return;
+                return Ok(());
             }
             "class_specifier" | "struct_specifier" | "union_specifier" | "class_declaration"
             | "interface_declaration" | "enum_declaration" | "record_declaration"
             | "annotation_type_declaration" => {
-                let Some(body) = n.child_by_field_name("body") else { return };
+                let Some(body) = n.child_by_field_name("body") else { return Ok(()) };
                 let name = n
                     .child_by_field_name("name")
                     .map(|k| strip_generics(self.text(k)))
                     .unwrap_or_else(|| "$anon".to_string());
-                scope.push(name);
-                self.visit_children(body, scope, true, anon_ns);
-                scope.pop();
-                return;
+                self.todo.push(Task::Truncate(scope.len()));
+                self.visit_children(body, true, anon_ns);
+                self.todo.push(Task::Enter(name));
+                return Ok(());
             }
             "object_creation_expression" if self.lang == Lang::Java => {
                 // Anonymous class: `new T(args) { ... }`; its methods live in scope `T$anon`.
                 if let Some(body) = n.named_children(&mut n.walk()).find(|k| k.kind() == "class_body") {
-                    for k in n.named_children(&mut n.walk()).filter(|k| k.kind() != "class_body") {
-                        self.visit(k, scope, false, anon_ns);
-                    }
                     let t = n.child_by_field_name("type").map(|t| strip_generics(self.text(t))).unwrap_or_default();
-                    scope.push(format!("{}$anon", t.rsplit('.').next().unwrap_or("")));
-                    self.visit_children(body, scope, true, anon_ns);
-                    scope.pop();
-                    return;
+                    self.todo.push(Task::Truncate(scope.len()));
+                    self.visit_children(body, true, anon_ns);
+                    self.todo.push(Task::Enter(format!("{}$anon", t.rsplit('.').next().unwrap_or(""))));
+                    let args: Vec<_> = n.named_children(&mut n.walk()).filter(|k| k.kind() != "class_body").collect();
+                    self.todo.extend(args.into_iter().rev().map(|k| Task::Visit(k, false, anon_ns)));
+                    return Ok(());
                 }
             }
-            "function_definition" => {
-                self.function_definition(n, scope, in_class, anon_ns);
-                return;
-            }
+            "function_definition" => return self.function_definition(n, scope, in_class, anon_ns),
             "method_declaration" | "constructor_declaration" | "compact_constructor_declaration" => {
-                self.java_method(n, scope);
-                return;
+                return self.java_method(n, scope);
             }
-            "lambda_expression" => {
-                self.lambda(n, scope);
-                return;
-            }
+            "lambda_expression" => return self.lambda(n, scope),
             _ => {}
         }
-        self.visit_children(n, scope, in_class && n.kind() == "template_declaration", anon_ns);
+        self.visit_children(n, in_class && n.kind() == "template_declaration", anon_ns);
+        Ok(())
     }
 
-    fn visit_children(&mut self, n: TsNode<'a>, scope: &mut Vec<String>, in_class: bool, anon_ns: bool) {
-        let mut c = n.walk();
-        let kids: Vec<_> = n.named_children(&mut c).collect();
-        for k in kids {
-            self.visit(k, scope, in_class, anon_ns);
-        }
+    /// Queues the named children of `n`, to be visited in order before anything queued earlier.
+    fn visit_children(&mut self, n: TsNode<'a>, in_class: bool, anon_ns: bool) {
+        let kids: Vec<_> = n.named_children(&mut n.walk()).collect();
+        self.todo.extend(kids.into_iter().rev().map(|k| Task::Visit(k, in_class, anon_ns)));
     }
 
-    /// Registers a function and builds its CFG; then visits the body for nested functions.
-    fn emit(&mut self, meta: FunctionMeta, whole: TsNode<'a>, body: TsNode<'a>, scope: &mut Vec<String>) {
+    /// Registers a function and builds its CFG; then queues its body for nested functions,
+    /// inside its own name, with the walk's scope cut back to `outer` names after.
+    fn emit(&mut self, meta: FunctionMeta, whole: TsNode<'a>, body: TsNode<'a>, outer: usize) -> Result<(), ParseError> {
         let id = self.out.len() as u32;
-        let cfg = Builder::new(self.lang, self.src, self.file, id, whole).build(body);
+        let cfg = Builder::new(self.lang, self.src, self.file, id, whole).build(body)?;
         let name = meta.name.clone();
         self.out.push((meta, cfg));
         // Lambdas and local classes inside the body are functions of their own.
-        scope.push(name);
-        self.visit_children(body, scope, false, false);
-        scope.pop();
+        self.todo.push(Task::Truncate(outer));
+        self.visit_children(body, false, false);
+        self.todo.push(Task::Enter(name));
+        Ok(())
     }
 
     fn meta(&self, name: String, scope: &[String], arity: Option<u32>, min_arity: u32, file_local: bool, n: TsNode) -> FunctionMeta {
@@ -145,12 +159,12 @@ impl<'a> Walker<'a> {
         }
     }
 
-    fn function_definition(&mut self, n: TsNode<'a>, scope: &mut Vec<String>, in_class: bool, anon_ns: bool) {
-        let Some(body) = n.child_by_field_name("body") else { return };
+    fn function_definition(&mut self, n: TsNode<'a>, scope: &mut Vec<String>, in_class: bool, anon_ns: bool) -> Result<(), ParseError> {
+        let Some(body) = n.child_by_field_name("body") else { return Ok(()) };
         let Some(decl) = find_function_declarator(n) else {
             // K&R or macro-mangled definitions: still visit for nested lambdas.
-            self.visit_children(body, scope, false, anon_ns);
-            return;
+            self.visit_children(body, false, anon_ns);
+            return Ok(());
         };
         let raw = decl.child_by_field_name("declarator").map(|d| self.text(d)).unwrap_or("");
         let (qual, name) = split_name(raw);
@@ -158,16 +172,16 @@ impl<'a> Walker<'a> {
         let is_static = n
             .named_children(&mut n.walk())
             .any(|k| k.kind() == "storage_class_specifier" && self.text(k) == "static");
-        let mut full_scope = scope.clone();
-        full_scope.extend(qual);
-        let file_local = (is_static && !in_class && full_scope.len() == scope.len()) || anon_ns;
-        let meta = self.meta(name, &full_scope, arity, min_arity, file_local, n);
-        let mut s = full_scope;
-        self.emit(meta, n, body, &mut s);
+        let outer = scope.len();
+        let qualified = !qual.is_empty();
+        scope.extend(qual);
+        let file_local = (is_static && !in_class && !qualified) || anon_ns;
+        let meta = self.meta(name, scope, arity, min_arity, file_local, n);
+        self.emit(meta, n, body, outer)
     }
 
-    fn java_method(&mut self, n: TsNode<'a>, scope: &mut Vec<String>) {
-        let Some(body) = n.child_by_field_name("body") else { return };
+    fn java_method(&mut self, n: TsNode<'a>, scope: &[String]) -> Result<(), ParseError> {
+        let Some(body) = n.child_by_field_name("body") else { return Ok(()) };
         let name = match n.kind() {
             "method_declaration" => n.child_by_field_name("name").map(|k| self.text(k).to_string()).unwrap_or_default(),
             // Constructors are named after their class.
@@ -175,11 +189,11 @@ impl<'a> Walker<'a> {
         };
         let (arity, min_arity) = java_arity(n.child_by_field_name("parameters"));
         let meta = self.meta(name, scope, arity, min_arity, false, n);
-        self.emit(meta, n, body, scope);
+        self.emit(meta, n, body, scope.len())
     }
 
-    fn lambda(&mut self, n: TsNode<'a>, scope: &mut Vec<String>) {
-        let Some(body) = n.child_by_field_name("body") else { return };
+    fn lambda(&mut self, n: TsNode<'a>, scope: &[String]) -> Result<(), ParseError> {
+        let Some(body) = n.child_by_field_name("body") else { return Ok(()) };
         let (arity, min_arity) = match self.lang {
             Lang::Java => match n.child_by_field_name("parameters") {
                 Some(p) if p.kind() == "identifier" => (Some(1), 1),
@@ -200,7 +214,7 @@ impl<'a> Walker<'a> {
         let name = format!("lambda${}", self.lambdas);
         self.lambdas += 1;
         let meta = self.meta(name, scope, arity, min_arity, true, n);
-        self.emit(meta, n, body, scope);
+        self.emit(meta, n, body, scope.len())
     }
 }
 

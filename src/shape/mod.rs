@@ -396,7 +396,7 @@ impl Shape {
         let mut depth = vec![0u8; self.nodes.len()];
         for (k, n) in self.nodes.iter().enumerate() {
             let d = if n.parent == TOP { 0 } else { depth[n.parent as usize] };
-            depth[k] = d + u8::from(n.role == Role::Loop);
+            depth[k] = d.saturating_add(u8::from(n.role == Role::Loop));
             match n.role {
                 Role::Loop => {
                     p.loops += 1;

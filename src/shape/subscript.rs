@@ -100,8 +100,16 @@ fn classify(toks: &[Tok]) -> Idx {
     }
 }
 
+/// Subscripts nested deeper than this inside one another (`a[b[c[…]]]`) are not read: the
+/// scan recurses once a level, and real code nests two or three.
+const MAX_NESTED: usize = 16;
+
 /// Index lists of each access: `a[i][j]` → one access with two indices.
 fn accesses(toks: &[Tok]) -> Vec<Vec<Idx>> {
+    accesses_within(toks, 0)
+}
+
+fn accesses_within(toks: &[Tok], nested: usize) -> Vec<Vec<Idx>> {
     let mut out: Vec<Vec<Idx>> = Vec::new();
     let mut i = 0;
     let mut cur: Option<Vec<Idx>> = None;
@@ -156,8 +164,10 @@ fn accesses(toks: &[Tok]) -> Vec<Vec<Idx>> {
             }
         }
         // Subscripts inside the brackets are accesses too (`a[p[i]]`).
-        for p in parts {
-            out.extend(accesses(p));
+        if nested < MAX_NESTED {
+            for p in parts {
+                out.extend(accesses_within(p, nested + 1));
+            }
         }
         i = j + 1;
         if i < toks.len() && toks[i] != Tok::Punct('[') {

@@ -87,6 +87,7 @@ pub fn convert(text: &str, clf: &Classifier) -> Result<Conversion, PcodeError> {
             "expected a procedure header `NAME(params)`",
         ));
     }
+    check_nesting(text, &lines)?;
     let top = lines[0].indent;
     while pos < lines.len() {
         let l = &lines[pos];
@@ -138,6 +139,26 @@ pub fn convert(text: &str, clf: &Classifier) -> Result<Conversion, PcodeError> {
         lines: line_labels(&lines, &decided),
         source,
     })
+}
+
+/// Refuses input indented deeper than p-code may nest: `block` recurses once a level, and
+/// the p-code written from it would be refused anyway.
+fn check_nesting(text: &str, lines: &[Line]) -> Result<(), PcodeError> {
+    let mut levels: Vec<usize> = Vec::new();
+    for l in lines {
+        while levels.last().is_some_and(|&w| w > l.indent) {
+            levels.pop();
+        }
+        if levels.last().is_none_or(|&w| w < l.indent) {
+            levels.push(l.indent);
+        }
+        // The header's level is not a suite.
+        if levels.len() > super::parser::MAX_NESTING + 1 {
+            let msg = format!("more than {} nested indentation levels", super::parser::MAX_NESTING);
+            return Err(error(text, l.no, l.col, &msg));
+        }
+    }
+    Ok(())
 }
 
 fn error(text: &str, line: u32, col: u32, msg: &str) -> PcodeError {
