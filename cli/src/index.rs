@@ -89,19 +89,7 @@ pub fn run(a: IndexArgs) -> Result<()> {
     } else if r.up_to_date {
         println!("{}: up to date ({} files unchanged, {:.2} s){}", dir.display(), r.files, r.total_seconds, skipped(&r.skipped));
     } else {
-        println!(
-            "{}: {} files ({} unchanged, {} changed, {} new, {} removed), {} lines, {} functions, {} nodes{}",
-            dir.display(),
-            r.files,
-            r.unchanged_files,
-            r.changed_files,
-            r.new_files,
-            r.removed_files,
-            r.lines,
-            r.functions,
-            r.nodes,
-            skipped(&r.skipped)
-        );
+        println!("{}", summary(&dir, &r));
         println!(
             "{:.1} s ({:.0} lines/s): parse {:.1} s, vectors {:.1} s ({} texts encoded, {} from cache), write {:.1} s; index {:.1} MB = {:.2} × source",
             r.total_seconds,
@@ -126,4 +114,21 @@ fn skipped(by_reason: &std::collections::BTreeMap<String, usize>) -> String {
     let parts: Vec<String> = by_reason.iter().map(|(r, n)| format!("{r} {n}")).collect();
     let n: usize = by_reason.values().sum();
     format!("; {n} file{} skipped ({})", if n == 1 { "" } else { "s" }, parts.join(", "))
+}
+
+/// One line of what a build found: files by change, lines, functions, nodes, skips.
+pub fn summary(dir: &Path, r: &index::BuildReport) -> String {
+    format!(
+        "{}: {} files ({} unchanged, {} changed, {} new, {} removed), {} lines, {} functions, {} nodes{}",
+        dir.display(),
+        r.files,
+        r.unchanged_files,
+        r.changed_files,
+        r.new_files,
+        r.removed_files,
+        r.lines,
+        r.functions,
+        r.nodes,
+        skipped(&r.skipped)
+    )
 }

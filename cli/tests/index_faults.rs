@@ -29,17 +29,23 @@ fn run(c: &mut Command) -> (i32, String, String) {
     (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
 }
 
+/// A scratch folder with the small real corpus in `src/` and the place of its index.
+fn scratch() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    corpus(&src);
+    let index = tmp.path().join("idx");
+    (tmp, src, index)
+}
+
 fn search(index: &Path) -> (i32, String, String) {
     run(beryl().arg("search").arg("--pseudo").arg(queries().join("floyd-warshall.p")).arg("--index").arg(index).arg("--top").arg("3"))
 }
 
 #[test]
 fn killed_index_run_leaves_the_previous_index_searchable() {
-    let tmp = tempfile::tempdir().unwrap();
-    let src = tmp.path().join("src");
-    std::fs::create_dir(&src).unwrap();
-    corpus(&src);
-    let index = tmp.path().join("idx");
+    let (_tmp, src, index) = scratch();
 
     let (code, out, err) = run(beryl().arg("index").arg(&src).arg("--index").arg(&index));
     assert_eq!(code, 0, "{out}{err}");
@@ -102,11 +108,7 @@ fn killed_index_run_leaves_the_previous_index_searchable() {
 
 #[test]
 fn damaged_missing_and_mismatched_indexes_are_clear_errors() {
-    let tmp = tempfile::tempdir().unwrap();
-    let src = tmp.path().join("src");
-    std::fs::create_dir(&src).unwrap();
-    corpus(&src);
-    let index = tmp.path().join("idx");
+    let (tmp, src, index) = scratch();
 
     let (code, _, err) = search(&index);
     assert_eq!(code, 3, "{err}");
@@ -234,11 +236,7 @@ fn deeply_nested_files_are_skipped_and_the_rest_indexed() {
 
 #[test]
 fn searches_during_rebuilds_never_fail() {
-    let tmp = tempfile::tempdir().unwrap();
-    let src = tmp.path().join("src");
-    std::fs::create_dir(&src).unwrap();
-    corpus(&src);
-    let index = tmp.path().join("idx");
+    let (_tmp, src, index) = scratch();
     let (code, out, err) = run(beryl().arg("index").arg(&src).arg("--index").arg(&index));
     assert_eq!(code, 0, "{out}{err}");
 
@@ -353,11 +351,7 @@ fn failed_runs_leave_nothing_behind() {
 
 #[test]
 fn damaged_vector_files_are_noticed_and_rebuilt() {
-    let tmp = tempfile::tempdir().unwrap();
-    let src = tmp.path().join("src");
-    std::fs::create_dir(&src).unwrap();
-    corpus(&src);
-    let index = tmp.path().join("idx");
+    let (_tmp, src, index) = scratch();
     let (code, _, err) = run(beryl().arg("index").arg(&src).arg("--index").arg(&index));
     assert_eq!(code, 0, "{err}");
     let gen = index.join(std::fs::read_link(index.join("current")).unwrap());
@@ -397,11 +391,7 @@ fn damaged_vector_files_are_noticed_and_rebuilt() {
 
 #[test]
 fn an_index_of_a_newer_format_is_left_alone() {
-    let tmp = tempfile::tempdir().unwrap();
-    let src = tmp.path().join("src");
-    std::fs::create_dir(&src).unwrap();
-    corpus(&src);
-    let index = tmp.path().join("idx");
+    let (_tmp, src, index) = scratch();
     let (code, _, err) = run(beryl().arg("index").arg(&src).arg("--index").arg(&index));
     assert_eq!(code, 0, "{err}");
     let meta = index.join(std::fs::read_link(index.join("current")).unwrap()).join("meta.json");
@@ -431,11 +421,7 @@ fn an_index_of_a_newer_format_is_left_alone() {
 
 #[test]
 fn two_writers_on_one_index_one_refuses() {
-    let tmp = tempfile::tempdir().unwrap();
-    let src = tmp.path().join("src");
-    std::fs::create_dir(&src).unwrap();
-    corpus(&src);
-    let index = tmp.path().join("idx");
+    let (_tmp, src, index) = scratch();
     let (code, _, err) = run(beryl().arg("index").arg(&src).arg("--index").arg(&index));
     assert_eq!(code, 0, "{err}");
     // Both start at once; whichever takes the lock first then waits 8 s before its swap,

@@ -309,17 +309,7 @@ impl State {
             ToolError::new(kind, e.to_string())
         })?;
         self.open_index(&dir)?;
-        let text = format!(
-            "{}: {} files ({} unchanged, {} changed, {} new, {} removed), {} functions, {:.1} s",
-            dir.display(),
-            r.files,
-            r.unchanged_files,
-            r.changed_files,
-            r.new_files,
-            r.removed_files,
-            r.functions,
-            r.total_seconds
-        );
+        let text = format!("{}; {:.1} s", crate::index::summary(&dir, &r), r.total_seconds);
         Ok(Answer { value: serde_json::to_value(&r).unwrap_or(Value::Null), text })
     }
 }
