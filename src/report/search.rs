@@ -123,12 +123,17 @@ pub fn text(r: &SearchResult, color: bool) -> String {
     out
 }
 
-pub fn json(r: &SearchResult) -> String {
+/// The `--json` result as a value, for callers that embed it (the MCP server).
+pub fn json_value(r: &SearchResult) -> serde_json::Value {
     let mut v = serde_json::to_value(r).unwrap_or_default();
     if let Some(o) = v.as_object_mut() {
         o.insert("schema".into(), JSON_SCHEMA.into());
     }
-    serde_json::to_string_pretty(&v).unwrap_or_default()
+    v
+}
+
+pub fn json(r: &SearchResult) -> String {
+    serde_json::to_string_pretty(&json_value(r)).unwrap_or_default()
 }
 
 fn esc(s: &str) -> String {

@@ -187,12 +187,15 @@ impl State {
         }
         let opts = Self::options(a.top)?;
         let i = self.pick(a.index)?;
-        let ranker = if method == Method::Hybrid { Some(self.ranker()?.clone()) } else { None };
+        if method == Method::Hybrid {
+            self.ranker()?;
+        }
         self.load_classifier();
-        let State { open, classifier, .. } = self;
+        let State { open, classifier, ranker, .. } = self;
+        let ranker = if method == Method::Hybrid { ranker.as_ref() } else { None };
         let clf = || classifier.as_ref().ok_or_else(|| beryl::pcode::PcodeError::Model { path: Classifier::default_path(), reason: "could not be loaded".into() });
         let o = &mut open[i];
-        let r = search::hybrid::search(&mut o.index, &o.encs, a.query, Path::new("query"), clf, &opts, method, ranker.as_ref())?;
+        let r = search::hybrid::search(&mut o.index, &o.encs, a.query, Path::new("query"), clf, &opts, method, ranker)?;
         Ok(self.answer(r))
     }
 
@@ -222,7 +225,7 @@ impl State {
                 }
             }
         }
-        let value: Value = serde_json::from_str(&report::search::json(&r)).unwrap_or(Value::Null);
+        let value = report::search::json_value(&r);
         Answer { text: short_text(&r), value }
     }
 
