@@ -88,8 +88,17 @@ pub fn run(a: IndexArgs) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&r)?);
     } else if r.up_to_date {
         println!("{}: up to date ({} files unchanged, {:.2} s){}", dir.display(), r.files, r.total_seconds, skipped(&r.skipped));
+    } else if r.updated {
+        println!("{}", summary(&dir, &r));
+        println!(
+            "updated in {:.2} s: {} functions parsed, {} node vectors recomputed, {} texts encoded",
+            r.total_seconds, r.recomputed_functions, r.recomputed_nodes, r.texts_encoded
+        );
     } else {
         println!("{}", summary(&dir, &r));
+        if let Some(why) = &r.full_reason {
+            println!("indexed anew: {why}");
+        }
         println!(
             "{:.1} s ({:.0} lines/s): parse {:.1} s, vectors {:.1} s ({} texts encoded, {} from cache), write {:.1} s; index {:.1} MB = {:.2} × source",
             r.total_seconds,

@@ -37,6 +37,42 @@ impl Corpus {
 }
 
 /// Parses every C, C++ and Java file under `roots` (on rayon's pool) and links the ICFG.
+/// Reads and parses `files` in parallel, in their order: a file to add to an ICFG, `None`
+/// for a language `opts` leaves out, or why it was skipped.
+pub fn parse(files: &[PathBuf], opts: &WalkOptions) -> Vec<Result<Option<(SourceFile, ParsedFile)>, Skipped>> {
+    files
+        .par_iter()
+        .map(|path| {
+            let src = walk::read_source(path, opts)?;
+            // File ids are assigned by `Icfg::add_file`; 0 is a placeholder.
+            let pf = lang::parse_file(path, &src, 0).map_err(|e| Skipped {
+                path: path.clone(),
+                reason: match e {
+                    lang::ParseError::TooDeep(_) | lang::ParseError::TooNested(_) => SkipReason::TooDeep,
+                    lang::ParseError::UnknownLanguage | lang::ParseError::NoTree => SkipReason::Unparsable,
+                },
+                detail: e.to_string(),
+            })?;
+            if !opts.langs.is_empty() && !opts.langs.contains(&pf.lang) {
+                return Ok(None);
+            }
+            if pf.error_regions > 0 {
+                log::debug!("{}: {} error regions recovered", path.display(), pf.error_regions);
+            }
+            let file = SourceFile {
+                path: path.clone(),
+                lang: pf.lang,
+                lines: src.lines().count() as u32,
+                bytes: src.len() as u64,
+                error_regions: pf.error_regions,
+                unit: pf.unit.clone(),
+                removed: false,
+            };
+            Ok(Some((file, pf)))
+        })
+        .collect()
+}
+
 /// Files that cannot be used are skipped with a logged reason; nothing here panics on input.
 pub fn load(roots: &[PathBuf], opts: &WalkOptions) -> Corpus {
     let t0 = Instant::now();
@@ -46,40 +82,13 @@ pub fn load(roots: &[PathBuf], opts: &WalkOptions) -> Corpus {
 
 /// As [`load`], for the files (and skips) a [`walk::discover`] found; `t0` is when it began.
 pub fn load_found(files: Vec<PathBuf>, mut skipped: Vec<Skipped>, opts: &WalkOptions, t0: Instant) -> Corpus {
-    let parsed: Vec<Result<(PathBuf, String, ParsedFile), Skipped>> = files
-        .par_iter()
-        .map(|path| {
-            let src = walk::read_source(path, opts)?;
-            // File ids are assigned below; 0 is a placeholder rewritten by `add_file`.
-            let pf = lang::parse_file(path, &src, 0).map_err(|e| Skipped {
-                path: path.clone(),
-                reason: match e {
-                    lang::ParseError::TooDeep(_) | lang::ParseError::TooNested(_) => SkipReason::TooDeep,
-                    lang::ParseError::UnknownLanguage | lang::ParseError::NoTree => SkipReason::Unparsable,
-                },
-                detail: e.to_string(),
-            })?;
-            Ok((path.clone(), src, pf))
-        })
-        .collect();
     let mut icfg = Icfg::default();
-    for r in parsed {
+    for r in parse(&files, opts) {
         match r {
-            Ok((_, _, pf)) if !opts.langs.is_empty() && !opts.langs.contains(&pf.lang) => {}
-            Ok((path, src, pf)) => {
-                if pf.error_regions > 0 {
-                    log::debug!("{}: {} error regions recovered", path.display(), pf.error_regions);
-                }
-                let file = SourceFile {
-                    path,
-                    lang: pf.lang,
-                    lines: src.lines().count() as u32,
-                    bytes: src.len() as u64,
-                    error_regions: pf.error_regions,
-                    unit: pf.unit,
-                };
+            Ok(Some((file, pf))) => {
                 icfg.add_file(file, pf.functions);
             }
+            Ok(None) => {}
             Err(s) => skipped.push(s),
         }
     }

@@ -151,17 +151,25 @@ pub struct EncoderStats {
     pub cache_hits: u64,
 }
 
+/// Fewer texts than this are encoded without opening the vector cache by
+/// [`Encoder::encode_few`] (reading a cache of a few hundred MB takes about as long as
+/// encoding a hundred texts).
+const CACHE_MIN_TEXTS: usize = 64;
+
 pub struct Encoder {
     tokenizer: Tokenizer,
     // tch tensors are Send but not Sync; the lock makes the encoder shareable across threads.
-    // `None` for a static table, which answers every text without a model.
-    bert: Option<Mutex<Bert>>,
+    // `None` for a static table, which answers every text without a model. Built on first
+    // use: a run whose texts all come from the cache (an index update) never pays for it.
+    bert: Option<LazyBert>,
     table: Option<StaticTable>,
     identity: EncoderIdentity,
     /// Key space of the vector cache: the identity hash, salted with the precision so that
     /// bf16 and f32 vectors never answer for each other.
     cache_salt: [u8; 32],
-    cache: Option<Mutex<TextCache>>,
+    /// Opened on the first call that encodes many texts: reading a large cache costs more
+    /// than encoding a few texts (an index update's) afresh.
+    cache: Option<(PathBuf, std::sync::OnceLock<Result<Mutex<TextCache>, String>>)>,
     opts: EncoderOptions,
     batches: AtomicU64,
     encoded: AtomicU64,
@@ -191,6 +199,26 @@ fn map(path: &Path) -> Result<memmap2::Mmap, FeatureError> {
     // Safety: the mapping is only read, and dropped when the model is built; model files
     // are installed once by the setup script, not written while beryl runs.
     unsafe { memmap2::Mmap::map(&f) }.map_err(|e| io_error(path, e))
+}
+
+/// What building the model takes, kept until a text needs it.
+struct LazyBert {
+    cfg: BertConfig,
+    weights: memmap2::Mmap,
+    path: PathBuf,
+    bf16: bool,
+    adapter: Option<(Vec<u8>, PathBuf, f64)>,
+    built: std::sync::OnceLock<Result<Mutex<Bert>, String>>,
+}
+
+impl LazyBert {
+    fn get(&self) -> Result<&Mutex<Bert>, FeatureError> {
+        let built = self.built.get_or_init(|| {
+            let adapter = self.adapter.as_ref().map(|(b, p, s)| (&b[..], p.as_path(), *s));
+            Bert::from_bytes(self.cfg.clone(), &self.weights, &self.path, self.bf16, adapter).map(Mutex::new).map_err(|e| e.to_string())
+        });
+        built.as_ref().map_err(|e| FeatureError::Tokenizer(format!("building the encoder from {}: {e}", self.path.display())))
+    }
 }
 
 impl Encoder {
@@ -265,13 +293,8 @@ impl Encoder {
             tch::set_num_threads(n.max(1) as i32);
         }
         let bf16 = opts.precision == Precision::Bf16;
-        // Hashing the 90 MB of weights takes about as long as building the model from them:
-        // the two run side by side.
-        let (model_sha, bert) = std::thread::scope(|s| -> Result<_, FeatureError> {
-            let sha = s.spawn(|| Sha256::digest(&model_bytes));
-            let bert = Bert::from_bytes(cfg, &model_bytes, &model_path, bf16, adapter.as_ref().map(|(b, p, s)| (&b[..], p.as_path(), *s)))?;
-            Ok((sha.join().unwrap_or_else(|_| Sha256::digest(&model_bytes)), bert))
-        })?;
+        // The weights are hashed now (the identity); the model is built when a text needs it.
+        let model_sha = Sha256::digest(&model_bytes);
         let tok_sha = Sha256::digest(&tok_bytes);
         let mut h = Sha256::new();
         h.update(b"beryl text encoder v1\0");
@@ -297,10 +320,17 @@ impl Encoder {
         } else {
             hash_bytes
         };
-        drop(model_bytes);
+        let bert = LazyBert {
+            cfg,
+            weights: model_bytes,
+            path: model_path,
+            bf16,
+            adapter: adapter.map(|(b, p, s)| (b, p, s)),
+            built: std::sync::OnceLock::new(),
+        };
         let mut enc = Encoder {
             tokenizer,
-            bert: Some(Mutex::new(bert)),
+            bert: Some(bert),
             table: None,
             identity,
             cache_salt,
@@ -355,10 +385,23 @@ impl Encoder {
         if self.table.is_some() {
             return Ok(());
         }
-        let c = TextCache::open(path, &self.cache_salt, DIM).map_err(|e| FeatureError::Io { path: path.into(), source: e })?;
-        log::debug!("text cache {}: {} vectors", path.display(), c.len());
-        self.cache = Some(Mutex::new(c));
+        // Checked now, so that an unusable cache folder is an error at load, as before.
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| FeatureError::Io { path: path.into(), source: e })?;
+        }
+        self.cache = Some((path.to_path_buf(), std::sync::OnceLock::new()));
         Ok(())
+    }
+
+    /// The vector cache, opened on first use; `None` without one.
+    fn cache(&self) -> Result<Option<&Mutex<TextCache>>, FeatureError> {
+        let Some((path, cell)) = &self.cache else { return Ok(None) };
+        let c = cell.get_or_init(|| {
+            let c = TextCache::open(path, &self.cache_salt, DIM).map_err(|e| e.to_string())?;
+            log::debug!("text cache {}: {} vectors", path.display(), c.len());
+            Ok(Mutex::new(c))
+        });
+        c.as_ref().map(Some).map_err(|e| FeatureError::Io { path: path.clone(), source: std::io::Error::other(e.clone()) })
     }
 
     pub fn identity(&self) -> &EncoderIdentity {
@@ -380,7 +423,7 @@ impl Encoder {
 
     /// Vectors in the attached cache (0 without one).
     pub fn cached(&self) -> usize {
-        self.cache.as_ref().map(|c| c.lock().map(|c| c.len()).unwrap_or(0)).unwrap_or(0)
+        self.cache().ok().flatten().map(|c| c.lock().map(|c| c.len()).unwrap_or(0)).unwrap_or(0)
     }
 
     /// Token count of `text` after truncation, [CLS] and [SEP] included.
@@ -405,7 +448,7 @@ impl Encoder {
         if let Some(t) = &self.table {
             return Ok(self.encode_static(t, texts));
         }
-        let Some(cache) = &self.cache else {
+        let Some(cache) = self.cache()? else {
             return self.encode_uncached(texts, self.opts.max_batch);
         };
         let keys: Vec<Key> = texts.iter().map(|t| self.cache_key(t)).collect();
@@ -436,6 +479,16 @@ impl Encoder {
             log::warn!("text cache {}: could not append: {e}", path.display());
         }
         Ok(out)
+    }
+
+    /// As [`Encoder::encode`], except that a few texts are encoded afresh unless the cache
+    /// is open already: what an index update needs.
+    pub fn encode_few(&self, texts: &[&str]) -> Result<Vec<TextVec>, FeatureError> {
+        let opened = self.cache.as_ref().is_some_and(|(_, c)| c.get().is_some());
+        if !opened && texts.len() < CACHE_MIN_TEXTS {
+            return self.encode_uncached(texts, self.opts.max_batch);
+        }
+        self.encode(texts)
     }
 
     /// As [`Encoder::encode`] without the cache, with at most `max_batch` texts per forward
@@ -479,7 +532,7 @@ impl Encoder {
         let mut order: Vec<usize> = (0..ids.len()).collect();
         order.sort_by_key(|&i| ids[i].len());
 
-        let bert = bert.lock().map_err(|_| FeatureError::Tokenizer("encoder lock poisoned".into()))?;
+        let bert = bert.get()?.lock().map_err(|_| FeatureError::Tokenizer("encoder lock poisoned".into()))?;
         let max_batch = max_batch.max(1);
         // Batches of similar length: sorted ascending, so the last text taken is the longest.
         let mut batches: Vec<&[usize]> = Vec::new();

@@ -53,6 +53,7 @@ impl Icfg {
                 meta,
                 entry: NodeIndex::new((base + ENTRY) as usize),
                 exit: NodeIndex::new((base + EXIT) as usize),
+                removed: false,
             });
         }
         file_id
@@ -60,18 +61,70 @@ impl Icfg {
 
     /// Resolves every call site and adds call and return edges. Run once, after all files.
     pub fn link(&mut self) {
+        let sites = self.resolve_calls(self.graph.node_indices(), &|_, _| true);
+        self.add_call_edges(sites);
+    }
+
+    /// Resolves the calls of `nodes` that `wanted(caller, call)` selects against every
+    /// function not removed.
+    pub fn resolve_calls(
+        &self,
+        nodes: impl Iterator<Item = NodeIndex>,
+        wanted: &dyn Fn(&Function, &super::CallRef) -> bool,
+    ) -> Vec<CallSite> {
         let resolver = Resolver::new(&self.functions, &self.files);
         let mut sites = Vec::new();
-        for idx in self.graph.node_indices() {
+        for idx in nodes {
             let node = &self.graph[idx];
             for (i, call) in node.calls.iter().enumerate() {
                 let caller = &self.functions[node.function as usize];
+                if caller.removed || !wanted(caller, call) {
+                    continue;
+                }
                 let targets = resolver.resolve(caller, &self.files[caller.meta.file as usize].unit, call);
                 sites.push(CallSite { node: idx, call: i as u32, targets });
             }
         }
-        drop(resolver);
-        self.add_call_edges(sites);
+        sites
+    }
+
+    /// The name call `call` of a node of `caller` looks up.
+    pub fn callee_name<'c>(caller: &'c Function, call: &'c super::CallRef) -> &'c str {
+        Resolver::callee_name(caller, call)
+    }
+
+    /// Marks function `f` removed: its nodes become isolated placeholders (no text, no
+    /// calls, not searchable) and its call sites are dropped; ids stay as they were.
+    /// Edges are left to [`Icfg::relink`].
+    pub fn remove_function(&mut self, f: u32) {
+        let range = self.function_nodes(f);
+        self.functions[f as usize].removed = true;
+        for i in range.clone() {
+            let n = &mut self.graph[NodeIndex::new(i)];
+            n.kind = super::NodeKind::Exit;
+            n.text = String::new();
+            n.calls = Vec::new();
+            n.parent = None;
+        }
+        self.calls.retain(|c| !range.contains(&c.node.index()));
+    }
+
+    /// Replaces the call sites `sites` stands for (same node and call), adds new ones, and
+    /// rebuilds every call and return edge from the sites, dropping the edges of removed
+    /// functions' nodes: the graph a fresh [`Icfg::link`] of the same functions makes.
+    pub fn relink(&mut self, sites: Vec<CallSite>) {
+        let replaced: std::collections::HashSet<(usize, u32)> = sites.iter().map(|s| (s.node.index(), s.call)).collect();
+        let mut all = std::mem::take(&mut self.calls);
+        all.retain(|c| !replaced.contains(&(c.node.index(), c.call)));
+        all.extend(sites);
+        let functions = &self.functions;
+        self.graph.retain_edges(|g, e| {
+            let (a, b) = g.edge_endpoints(e).expect("an edge of the graph");
+            let live = |n: NodeIndex| !functions[g[n].function as usize].removed;
+            !matches!(g[e], EdgeKind::Call | EdgeKind::Return) && live(a) && live(b)
+        });
+        all.sort_by_key(|c| (c.node.index(), c.call));
+        self.add_call_edges(all);
     }
 
     /// Adds call edges (site → callee ENTRY) and return edges (callee EXIT → every

@@ -1,12 +1,14 @@
 //! Graphs of code: the node vocabulary, per-function CFGs and the corpus-wide ICFG.
 
 pub mod cfg;
+pub mod csr;
 pub mod icfg;
 pub mod node;
 mod resolve;
 pub mod stats;
 pub mod unit;
 
+pub use csr::{Bfs, Csr};
 pub use cfg::{FnCfg, FunctionMeta, LocalId, ENTRY, EXIT};
 pub use icfg::{CallSite, Icfg};
 pub use unit::{FileUnit, Function, SourceFile};

@@ -24,7 +24,7 @@ fn family(l: Lang) -> u8 {
 impl<'a> Resolver<'a> {
     pub fn new(functions: &'a [Function], files: &'a [SourceFile]) -> Self {
         let mut by_name: HashMap<&str, Vec<u32>> = HashMap::new();
-        for (i, f) in functions.iter().enumerate() {
+        for (i, f) in functions.iter().enumerate().filter(|(_, f)| !f.removed) {
             by_name.entry(f.meta.name.as_str()).or_default().push(i as u32);
         }
         Resolver { functions, files, by_name }
@@ -34,17 +34,18 @@ impl<'a> Resolver<'a> {
         &self.functions[id as usize]
     }
 
-    pub fn resolve(&self, caller: &Function, unit: &FileUnit, call: &CallRef) -> Vec<u32> {
-        let lang = caller.meta.lang;
-        let name = if lang == Lang::Java && call.name == "this" {
-            // `this(...)` calls a constructor of the caller's own class.
-            match caller.meta.scope.last() {
-                Some(c) => c.as_str(),
-                None => return Vec::new(),
-            }
+    /// The name a call looks up: `this(...)` in Java names the caller's own class.
+    pub fn callee_name<'c>(caller: &'c Function, call: &'c CallRef) -> &'c str {
+        if caller.meta.lang == Lang::Java && call.name == "this" {
+            caller.meta.scope.last().map_or("", String::as_str)
         } else {
             call.name.as_str()
-        };
+        }
+    }
+
+    pub fn resolve(&self, caller: &Function, unit: &FileUnit, call: &CallRef) -> Vec<u32> {
+        let lang = caller.meta.lang;
+        let name = Self::callee_name(caller, call);
         if name.is_empty() {
             return Vec::new();
         }

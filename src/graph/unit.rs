@@ -25,6 +25,9 @@ pub struct SourceFile {
     pub error_regions: u32,
     #[serde(skip)]
     pub unit: FileUnit,
+    /// Gone from the corpus since the index was built; kept so that ids stay stable.
+    #[serde(skip)]
+    pub removed: bool,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -34,4 +37,8 @@ pub struct Function {
     pub entry: NodeIndex,
     #[serde(skip)]
     pub exit: NodeIndex,
+    /// Gone from the corpus since the index was built: its nodes are isolated
+    /// placeholders, kept so that the ids of every other function and node stay stable.
+    #[serde(skip)]
+    pub removed: bool,
 }

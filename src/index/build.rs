@@ -4,6 +4,7 @@
 
 #[allow(unused_imports)]
 use super::*;
+use super::update;
 
 /// Removes generations other than `keep` that no reader has open, and scratch folders of
 /// runs that are gone. A generation a reader pins stays for a later build to remove.
@@ -49,7 +50,9 @@ fn refuse_newer(dir: &Path) -> Result<(), IndexError> {
     }
 }
 
-/// Builds (or brings up to date) the index at `dir` for the sources under `roots`.
+/// Builds (or brings up to date) the index at `dir` for the sources under `roots`. An index
+/// in place built the same way is updated for the files that changed (see `update`);
+/// otherwise, or when an update would touch too much of it, the index is built anew.
 pub fn build(
     roots: &[PathBuf],
     dir: &Path,
@@ -62,11 +65,16 @@ pub fn build(
     let mut report = BuildReport::default();
     // The inputs first: a run that cannot succeed creates nothing.
     refuse_newer(dir)?;
+    let lap = |what: &str| log::debug!("index {what}: {:.1} ms", t0.elapsed().as_secs_f64() * 1000.0);
     let enc = encs.statements()?;
+    lap("statement encoder");
     let fenc = encs.functions()?;
+    lap("function encoder");
     let model = Model::load(model_dir, FEATURE_SCHEMA, enc.hash())?;
     let model_sha = model_sha256(model_dir)?;
+    lap("model");
     let (files, walk_skipped) = corpus::walk::discover(roots, &opts.walk);
+    lap("walk");
     let empty_roots = || roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(", ");
     if files.is_empty() {
         return Err(IndexError::Empty(empty_roots()));
@@ -75,21 +83,169 @@ pub fn build(
     let claim = lock::Claim::take(dir)?;
     // Checked again under the lock: a newer beryl may have written since.
     refuse_newer(dir)?;
+    let anonymized = !roots.is_empty() && roots.iter().all(|r| crate::anonymize::is_marked(r));
+    let identity = Identity { model_sha: &model_sha, enc: enc.hash(), fenc: fenc.hash(), opts, anonymized };
 
+    // Compare with the index in place, by path and content hash.
+    let previous = current_generation(dir).filter(|g| identity.matches(g)).and_then(|g| Store::open(&g.join("index.sqlite")).ok().map(|s| (g, s)));
+    if let Some((gen, store)) = previous.filter(|_| !opts.force) {
+        lap("identity");
+        let diff = update::Diff::of(&store, &files)?;
+        drop(store);
+        lap("diff");
+        report.unchanged_files = diff.unchanged;
+        report.changed_files = diff.changed.len();
+        report.new_files = diff.added.len();
+        report.removed_files = diff.removed.len();
+        if diff.is_empty() {
+            report.up_to_date = true;
+            report.files = diff.unchanged;
+            report.total_seconds = t0.elapsed().as_secs_f64();
+            claim.keep();
+            return Ok(report);
+        }
+        let ctx = update::Context { dir, gen: &gen, model_dir, model: &model, enc, fenc, opts, walk_skipped: &walk_skipped };
+        match update::run(&ctx, diff, &mut report, t0, progress)? {
+            update::Outcome::Done => {
+                report.total_seconds = t0.elapsed().as_secs_f64();
+                progress("done", 1, 1);
+                claim.keep();
+                return Ok(report);
+            }
+            update::Outcome::Declined(why) => {
+                log::info!("indexing anew: {why}");
+                report.full_reason = Some(why);
+            }
+        }
+    } else if let Some(g) = current_generation(dir) {
+        report.full_reason = Some(if opts.force {
+            "--force".to_string()
+        } else {
+            identity.mismatch(&g).unwrap_or_else(|| "the index in place cannot be read".into())
+        });
+    }
+    let inputs = Inputs { roots, dir, opts, model_dir, model: &model, encs, identity: &identity };
+    let report = full(&inputs, files, walk_skipped, report, t0, progress)?;
+    claim.keep();
+    Ok(report)
+}/// What makes two builds comparable: an index made otherwise cannot be updated.
+pub(super) struct Identity<'a> {
+    pub model_sha: &'a str,
+    pub enc: &'a str,
+    pub fenc: &'a str,
+    pub opts: &'a IndexOptions,
+    pub anonymized: bool,
+}
+
+impl Identity<'_> {
+    /// Why generation `g` cannot be updated in place; `None` when it can.
+    fn mismatch(&self, g: &Path) -> Option<String> {
+        if let Some(missing) = FILES.iter().find(|f| !g.join(f).exists()) {
+            return Some(format!("the index in place lacks {missing}"));
+        }
+        let m = match read_meta(g) {
+            Ok(m) => m,
+            Err(e) => return Some(e.to_string()),
+        };
+        if m.format != FORMAT {
+            return Some(format!("the index in place has format {}, this beryl writes {FORMAT}", m.format));
+        }
+        let same = m.model_sha256 == self.model_sha
+            && m.encoder == self.enc
+            && m.function_encoder == self.fenc
+            && m.features == self.opts.features
+            && m.anonymized == self.anonymized
+            && self.opts.factory.as_ref().is_none_or(|f| *f == m.node_factory);
+        if !same {
+            return Some("the index in place was built with another model, encoder, feature set or layout".into());
+        }
+        // A damaged index is never updated: its error message sends the user here.
+        (!checksums_hold(g, &m)).then(|| "the index in place is damaged".into())
+    }
+
+    fn matches(&self, g: &PathBuf) -> bool {
+        self.mismatch(g).is_none()
+    }
+}
+
+/// What a full build reads besides the files.
+pub(super) struct Inputs<'a> {
+    pub roots: &'a [PathBuf],
+    pub dir: &'a Path,
+    pub opts: &'a IndexOptions,
+    pub model_dir: &'a Path,
+    pub model: &'a Model,
+    pub encs: &'a TextEncoders,
+    pub identity: &'a Identity<'a>,
+}
+
+/// Encoder counters (texts encoded, texts from the cache) of both encoders.
+pub(super) fn encoder_stats(enc: &crate::features::Encoder, fenc: &crate::features::Encoder) -> (u64, u64) {
+    let (a, b) = (enc.stats(), fenc.stats());
+    if std::ptr::eq(enc, fenc) { (a.encoded, a.cache_hits) } else { (a.encoded + b.encoded, a.cache_hits + b.cache_hits) }
+}
+
+/// Function texts of `functions` encoded a large chunk at a time (the encoder sorts each by
+/// length, so rows of a batch pad little), row-major.
+pub(super) fn function_vectors(fenc: &crate::features::Encoder, texts: &[String], progress: Progress) -> Result<Vec<f32>, IndexError> {
+    const FUNCTION_CHUNK: usize = 4096;
+    let mut fvecs = Vec::with_capacity(texts.len() * crate::features::DIM);
+    for (chunk_no, chunk) in texts.chunks(FUNCTION_CHUNK).enumerate() {
+        let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
+        for v in fenc.encode_few(&refs)? {
+            fvecs.extend_from_slice(&v);
+        }
+        progress("functions", (chunk_no * FUNCTION_CHUNK + chunk.len()).min(texts.len()), texts.len());
+    }
+    Ok(fvecs)
+}
+
+/// The file text of every file of `icfg` (empty for removed or unreadable ones).
+pub(super) fn read_sources(icfg: &Icfg, which: &(dyn Fn(usize) -> bool + Sync)) -> Vec<String> {
+    icfg.files
+        .par_iter()
+        .enumerate()
+        .map(|(i, f)| {
+            if f.removed || !which(i) {
+                return String::new();
+            }
+            std::fs::read(&f.path).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default()
+        })
+        .collect()
+}
+
+/// The files a run skipped, as the database records them: path, content hash, reason.
+pub(super) fn skipped_rows(skipped: &[corpus::walk::Skipped]) -> Vec<(String, String, String)> {
+    skipped
+        .par_iter()
+        .map(|s| {
+            let hash = std::fs::read(&s.path).map(|b| sha256_hex(String::from_utf8_lossy(&b).as_bytes())).unwrap_or_default();
+            (s.path.to_string_lossy().into_owned(), hash, s.reason.name().to_string())
+        })
+        .collect()
+}
+
+fn full(
+    inp: &Inputs,
+    files: Vec<PathBuf>,
+    walk_skipped: Vec<corpus::walk::Skipped>,
+    mut report: BuildReport,
+    t0: Instant,
+    progress: Progress,
+) -> Result<BuildReport, IndexError> {
+    let (opts, model, encs) = (inp.opts, inp.model, inp.encs);
+    let (enc, fenc) = (encs.statements()?, encs.functions()?);
     progress("parse", 0, 0);
     let corpus = corpus::load_found(files, walk_skipped, &opts.walk, t0);
     report.skipped = corpus.skipped_by_reason();
     let icfg = corpus.icfg;
     if icfg.files.is_empty() {
         let reasons: Vec<String> = report.skipped.iter().map(|(r, n)| format!("{r} {n}")).collect();
-        return Err(IndexError::Empty(format!("{} (skipped: {})", empty_roots(), reasons.join(", "))));
+        let roots = inp.roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(", ");
+        return Err(IndexError::Empty(format!("{roots} (skipped: {})", reasons.join(", "))));
     }
     // Content hashes; the text is kept for the function texts below.
-    let sources: Vec<String> = icfg
-        .files
-        .par_iter()
-        .map(|f| std::fs::read(&f.path).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default())
-        .collect();
+    let sources = read_sources(&icfg, &|_| true);
     let hashes: Vec<String> = sources.par_iter().map(|s| sha256_hex(s.as_bytes())).collect();
     report.parse_seconds = t0.elapsed().as_secs_f64();
     report.files = icfg.files.len();
@@ -97,71 +253,24 @@ pub fn build(
     report.source_bytes = icfg.files.iter().map(|f| f.bytes).sum();
     report.nodes = icfg.graph.node_count();
     report.functions = icfg.functions.len();
-
-    let anonymized = !roots.is_empty() && roots.iter().all(|r| crate::anonymize::is_marked(r));
-    // Compare with the index in place: by path and content hash.
-    let previous = current_generation(dir).and_then(|g| Store::open(&g.join("index.sqlite")).ok().map(|s| (g, s)));
-    let mut same_identity = false;
-    if let Some((g, store)) = &previous {
-        let old: std::collections::HashMap<String, String> =
-            store.files()?.into_iter().map(|f| (f.path, f.hash)).collect();
-        for (f, h) in icfg.files.iter().zip(&hashes) {
-            match old.get(f.path.to_string_lossy().as_ref()) {
-                Some(oh) if oh == h => report.unchanged_files += 1,
-                Some(_) => report.changed_files += 1,
-                None => report.new_files += 1,
-            }
-        }
-        report.removed_files = old.len() - report.unchanged_files - report.changed_files;
-        let complete = FILES.iter().all(|f| g.join(f).exists());
-        same_identity = complete && read_meta(g).is_ok_and(|m| {
-            m.format == FORMAT
-                && m.model_sha256 == model_sha
-                && m.encoder == enc.hash()
-                && m.function_encoder == fenc.hash()
-                && m.features == opts.features
-                && m.anonymized == anonymized
-                && opts.factory.as_ref().is_none_or(|f| *f == m.node_factory)
-        });
-    } else {
+    report.recomputed_nodes = report.nodes;
+    if report.unchanged_files + report.changed_files + report.removed_files == 0 {
         report.new_files = report.files;
     }
-    // A damaged index is never up to date: its error message sends the user here.
-    let intact = |g: &Path| read_meta(g).is_ok_and(|m| checksums_hold(g, &m));
-    if same_identity
-        && !opts.force
-        && report.unchanged_files == report.files
-        && report.removed_files == 0
-        && previous.as_ref().is_some_and(|(g, _)| intact(g))
-    {
-        report.up_to_date = true;
-        report.total_seconds = t0.elapsed().as_secs_f64();
-        claim.keep();
-        return Ok(report);
-    }
-    drop(previous);
 
-    // Node vectors. Unchanged files cost no encoding: their texts come from the vector cache.
+    // Node vectors: the GCN over the whole graph.
     let t1 = Instant::now();
-    let stats = || {
-        let (a, b) = (enc.stats(), fenc.stats());
-        if std::ptr::eq(enc, fenc) { (a.encoded, a.cache_hits) } else { (a.encoded + b.encoded, a.cache_hits + b.cache_hits) }
-    };
-    let before = stats();
+    let before = encoder_stats(enc, fenc);
     let hidden = model.gcn.hidden as usize;
     let file_of_node: Vec<u32> = icfg.graph.node_weights().map(|n| n.file).collect();
     let total_files = icfg.files.len();
-    let rows = embed_with_progress(&model, &icfg, enc, &mut |done, total| {
+    let rows = embed_with_progress(model, &icfg, enc, &mut |done, total| {
         let files_done = if done >= total { total_files } else { file_of_node.get(done).map_or(total_files, |&f| f as usize) };
         progress("embed", files_done, total_files);
     })?;
     let width = hidden + crate::model::embed::IN_DIM;
-    // Shapes read the operator counts the embedding made (ln(1 + count) after the GCN block).
     progress("shapes", 0, icfg.functions.len());
-    let ops = |n: petgraph::graph::NodeIndex| {
-        let r = &rows[n.index() * width + hidden..n.index() * width + hidden + 7];
-        crate::features::OpCounts(std::array::from_fn(|i| (r[i].exp() - 1.0).round().max(0.0) as u32))
-    };
+    let ops = |n: petgraph::graph::NodeIndex| crate::model::embed::op_counts(&icfg.graph[n]);
     let shapes: Vec<crate::shape::Shape> =
         (0..icfg.functions.len() as u32).into_par_iter().map(|f| crate::shape::Shape::of_function(&icfg, f, &ops)).collect();
     let shape_bytes = crate::shape::store::encode(&shapes);
@@ -187,24 +296,97 @@ pub fn build(
         .into_par_iter()
         .map(|f| function_text(&icfg, f, &sources[icfg.functions[f as usize].meta.file as usize]))
         .collect();
-    // Large chunks: the encoder sorts each by length, so rows of a batch pad little.
-    const FUNCTION_CHUNK: usize = 4096;
-    let mut fvecs = Vec::with_capacity(ftexts.len() * crate::features::DIM);
-    for (chunk_no, chunk) in ftexts.chunks(FUNCTION_CHUNK).enumerate() {
-        let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
-        for v in fenc.encode(&refs)? {
-            fvecs.extend_from_slice(&v);
-        }
-        progress("functions", (chunk_no * FUNCTION_CHUNK + chunk.len()).min(ftexts.len()), ftexts.len());
-    }
-    let after = stats();
+    let fvecs = function_vectors(fenc, &ftexts, progress)?;
+    let after = encoder_stats(enc, fenc);
     report.texts_encoded = after.0 - before.0;
     report.texts_from_cache = after.1 - before.1;
     report.embed_seconds = t1.elapsed().as_secs_f64();
 
-    // Write the new generation aside.
+    // Write the new generation aside, then swap it in.
     let t2 = Instant::now();
     progress("write", 0, 1);
+    let node_factory = vectors::factory_for(ids.len(), opts.flat_max, opts.factory.as_deref());
+    let function_factory = vectors::function_factory(ftexts.len());
+    let skipped = skipped_rows(&corpus.skipped);
+    let function_ids: Vec<u64> = (0..ftexts.len() as u64).collect();
+    let gen = commit(inp.dir, inp.model_dir, progress, |tmp| {
+        let nodes_index = if vectors::projects(ids.len()) {
+            let p = Projection::fit(&search_rows, dim, vectors::PCA_DIM)?;
+            p.write(&tmp.join("nodes.pca"))?;
+            vectors::build_with_ids(&node_factory, p.d_out, &p.apply(&search_rows)?, &ids)?
+        } else {
+            vectors::build_with_ids(&node_factory, dim, &search_rows, &ids)?
+        };
+        vectors::write(&nodes_index, &tmp.join("nodes.faiss"))?;
+        drop(nodes_index);
+        let f_index = vectors::build_with_ids(&function_factory, crate::features::DIM, &fvecs, &function_ids)?;
+        vectors::write(&f_index, &tmp.join("functions.faiss"))?;
+        let live_ids: Vec<u32> = ids.iter().map(|&i| i as u32).collect();
+        write_parts(tmp, &live_ids, &shape_bytes, &lexical_bytes, &Csr::from_icfg(&icfg), &icfg)?;
+        Ok(IndexMeta {
+            format: FORMAT,
+            beryl: env!("CARGO_PKG_VERSION").to_string(),
+            feature_schema: FEATURE_SCHEMA,
+            encoder: enc.hash().to_string(),
+            statement_model: encs.statements,
+            function_encoder: fenc.hash().to_string(),
+            function_model: encs.functions,
+            model_sha256: inp.identity.model_sha.to_string(),
+            model_lang: model.manifest.lang.clone(),
+            hidden,
+            features: opts.features,
+            node_factory: node_factory.clone(),
+            function_factory: function_factory.clone(),
+            roots: inp.roots.iter().map(|r| r.display().to_string()).collect(),
+            anonymized: inp.identity.anonymized,
+            files: icfg.files.len(),
+            lines: report.lines,
+            source_bytes: report.source_bytes,
+            functions: icfg.functions.len(),
+            function_slots: icfg.functions.len(),
+            nodes: icfg.graph.node_count(),
+            indexed_nodes: ids.len(),
+            edges: icfg.graph.edge_count(),
+            skipped: corpus.skipped.len(),
+            created_unix: 0,
+            checksums: Default::default(),
+        })
+    }, |db, meta_json| {
+        Store::create(db, &icfg, &hashes, &skipped, &[("schema", FORMAT.to_string()), ("meta", meta_json.to_string())])
+    })?;
+    report.write_seconds = t2.elapsed().as_secs_f64();
+    report.index_bytes = dir_bytes(&gen);
+    report.total_seconds = t0.elapsed().as_secs_f64();
+    progress("done", 1, 1);
+    Ok(report)
+}
+
+/// Writes the files every generation holds beside its vectors and database.
+pub(super) fn write_parts(tmp: &Path, live_ids: &[u32], shapes: &[u8], lexical: &[u8], csr: &Csr, icfg: &Icfg) -> Result<(), IndexError> {
+    let id_bytes: Vec<u8> = live_ids.iter().flat_map(|&i| i.to_le_bytes()).collect();
+    for (name, bytes) in [
+        ("nodes.ids", &id_bytes[..]),
+        ("shapes.bin", shapes),
+        ("lexical.bin", lexical),
+        ("graph.bin", &csr.to_bytes()[..]),
+        ("icfg.bin", &super::icfg_file::encode(icfg)[..]),
+    ] {
+        let p = tmp.join(name);
+        std::fs::write(&p, bytes).map_err(io(&p))?;
+    }
+    Ok(())
+}
+
+/// Writes a generation aside and swaps it in: `files(tmp)` writes the checksummed files
+/// and says what the generation holds; `database(path, meta json)` writes its database.
+/// Returns the generation's folder.
+pub(super) fn commit(
+    dir: &Path,
+    model_dir: &Path,
+    progress: Progress,
+    files: impl FnOnce(&Path) -> Result<IndexMeta, IndexError>,
+    database: impl FnOnce(&Path, &str) -> Result<(), IndexError>,
+) -> Result<PathBuf, IndexError> {
     let next = std::fs::read_dir(dir)
         .map_err(io(dir))?
         .flatten()
@@ -217,79 +399,24 @@ pub fn build(
     // Readers pin the generation by this file (see `lock`); it exists before anyone can.
     let readers = tmp.join(lock::READERS);
     std::fs::write(&readers, b"").map_err(io(&readers))?;
-    let node_factory = vectors::factory_for(ids.len(), opts.flat_max, opts.factory.as_deref());
-    let nodes_index = if vectors::projects(ids.len()) {
-        let p = Projection::fit(&search_rows, dim, vectors::PCA_DIM)?;
-        p.write(&tmp.join("nodes.pca"))?;
-        vectors::build(&node_factory, p.d_out, &p.apply(&search_rows)?)?
-    } else {
-        vectors::build(&node_factory, dim, &search_rows)?
-    };
-    vectors::write(&nodes_index, &tmp.join("nodes.faiss"))?;
-    drop(nodes_index);
-    // Vector number → ICFG node, for factories that cannot store ids themselves.
-    let ids_path = tmp.join("nodes.ids");
-    let id_bytes: Vec<u8> = ids.iter().flat_map(|&i| (i as u32).to_le_bytes()).collect();
-    std::fs::write(&ids_path, id_bytes).map_err(io(&ids_path))?;
-    let function_factory = vectors::function_factory(ftexts.len());
-    let f_index = vectors::build(&function_factory, crate::features::DIM, &fvecs)?;
-    vectors::write(&f_index, &tmp.join("functions.faiss"))?;
-    for (name, bytes) in [("shapes.bin", &shape_bytes), ("lexical.bin", &lexical_bytes)] {
-        let p = tmp.join(name);
-        std::fs::write(&p, bytes).map_err(io(&p))?;
-    }
-    let csr = Csr::from_icfg(&icfg);
-    let gpath = tmp.join("graph.bin");
-    std::fs::write(&gpath, csr.to_bytes()).map_err(io(&gpath))?;
+    let mut meta = files(&tmp)?;
     for f in ["weights.safetensors", "manifest.json"] {
         let (from, to) = (model_dir.join(f), tmp.join("model").join(f));
         std::fs::copy(&from, &to).map_err(io(&from))?;
     }
-    let mut checksums = std::collections::BTreeMap::new();
     for name in CHECKSUMMED {
         let p = tmp.join(name);
         match std::fs::read(&p) {
             Ok(bytes) => {
-                checksums.insert(name.to_string(), sha256_hex(&bytes));
+                meta.checksums.insert(name.to_string(), sha256_hex(&bytes));
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && name == "nodes.pca" => {}
             Err(e) => return Err(IndexError::Io { path: p, source: e }),
         }
     }
-    let meta = IndexMeta {
-        format: FORMAT,
-        beryl: env!("CARGO_PKG_VERSION").to_string(),
-        feature_schema: FEATURE_SCHEMA,
-        encoder: enc.hash().to_string(),
-        statement_model: encs.statements,
-        function_encoder: fenc.hash().to_string(),
-        function_model: encs.functions,
-        model_sha256: model_sha,
-        model_lang: model.manifest.lang.clone(),
-        hidden,
-        features: opts.features,
-        node_factory,
-        function_factory,
-        roots: roots.iter().map(|r| r.display().to_string()).collect(),
-        anonymized,
-        files: icfg.files.len(),
-        lines: report.lines,
-        source_bytes: report.source_bytes,
-        functions: icfg.functions.len(),
-        nodes: icfg.graph.node_count(),
-        indexed_nodes: ids.len(),
-        edges: icfg.graph.edge_count(),
-        skipped: corpus.skipped.len(),
-        created_unix: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
-        checksums,
-    };
+    meta.created_unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let meta_json = serde_json::to_string_pretty(&meta).map_err(|e| IndexError::Corrupt(e.to_string()))?;
-    Store::create(
-        &tmp.join("index.sqlite"),
-        &icfg,
-        &hashes,
-        &[("schema", FORMAT.to_string()), ("meta", meta_json.clone())],
-    )?;
+    database(&tmp.join("index.sqlite"), &meta_json)?;
     let mpath = tmp.join("meta.json");
     std::fs::write(&mpath, meta_json).map_err(io(&mpath))?;
     for entry in std::fs::read_dir(&tmp).map_err(io(&tmp))?.flatten() {
@@ -310,12 +437,7 @@ pub fn build(
     std::os::unix::fs::symlink(&gen_name, &link_tmp).map_err(io(&link_tmp))?;
     std::fs::rename(&link_tmp, dir.join("current")).map_err(io(dir))?;
     sweep(dir, Some(&gen));
-    report.write_seconds = t2.elapsed().as_secs_f64();
-    report.index_bytes = dir_bytes(&gen);
-    report.total_seconds = t0.elapsed().as_secs_f64();
-    progress("done", 1, 1);
-    claim.keep();
-    Ok(report)
+    Ok(gen)
 }
 
 pub(super) fn same_encoder<'e>(level: &str, want: &str, want_model: TextModel, model: TextModel, enc: &'e Encoder) -> Result<&'e Encoder, IndexError> {

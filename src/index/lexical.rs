@@ -6,8 +6,9 @@
 //! procedure-name word occurs, since messages name algorithms that identifiers do not).
 //! Terms are those of [`crate::features::words`].
 //!
-//! Layout (little-endian): `BRYLEX02`, documents `n` (u32), terms `t` (u32), `n` × 4 field
-//! lengths (u16), then per term (sorted): length (u8), bytes, document frequency (u32),
+//! Layout (little-endian): `BRYLEX03`, documents `n` (u32), terms `t` (u32), `n` × 4 field
+//! lengths (u16; all four `u16::MAX` for the slot of a removed function, which no
+//! statistic counts), then per term (sorted): length (u8), bytes, document frequency (u32),
 //! posting bytes (u32), postings. A posting is the document's distance to the previous
 //! one (LEB128) and its term frequency in name, comment, body and strings (one byte each,
 //! saturating).
@@ -17,7 +18,7 @@ use crate::graph::{Icfg, Lang};
 use rayon::prelude::*;
 use std::collections::HashMap;
 
-const MAGIC: &[u8; 8] = b"BRYLEX02";
+const MAGIC: &[u8; 8] = b"BRYLEX03";
 pub const FIELDS: usize = 4;
 /// Field weights of BM25F: a name word says more than a word of the body; string words
 /// are already body words.
@@ -55,8 +56,12 @@ fn joined(words: &[String]) -> Vec<String> {
 /// The documents of every function of `icfg`; `sources[file]` is the file's text and
 /// `comment(f)` the comment above function `f`.
 pub fn documents(icfg: &Icfg, sources: &[String], comment: &(dyn Fn(u32) -> String + Sync)) -> Vec<Doc> {
-    (0..icfg.functions.len() as u32)
-        .into_par_iter()
+    documents_of(icfg, 0..icfg.functions.len() as u32, sources, comment)
+}
+
+/// The documents of the functions `fns` of `icfg`, as [`documents`].
+pub fn documents_of(icfg: &Icfg, fns: std::ops::Range<u32>, sources: &[String], comment: &(dyn Fn(u32) -> String + Sync)) -> Vec<Doc> {
+    fns.into_par_iter()
         .map(|f| {
             let m = &icfg.functions[f as usize].meta;
             let src = &sources[m.file as usize];
@@ -115,29 +120,48 @@ fn get_varint(b: &[u8], at: &mut usize) -> Option<u32> {
     None
 }
 
-pub fn encode(docs: &[Doc]) -> Vec<u8> {
-    let mut postings: HashMap<&str, Vec<(u32, [u8; FIELDS])>> = HashMap::new();
-    for (d, doc) in docs.iter().enumerate() {
-        let mut tf: HashMap<&str, [u8; FIELDS]> = HashMap::new();
-        for (f, terms) in doc.fields.iter().enumerate() {
-            for t in terms {
-                let e = tf.entry(t.as_str()).or_default();
-                e[f] = e[f].saturating_add(1);
-            }
-        }
-        for (t, counts) in tf {
-            postings.entry(t).or_default().push((d as u32, counts));
+/// Field lengths of a removed function's slot: it counts in no statistic.
+const REMOVED: [u16; FIELDS] = [u16::MAX; FIELDS];
+
+type Posting = (u32, [u8; FIELDS]);
+
+fn lengths(doc: &Doc) -> [u16; FIELDS] {
+    std::array::from_fn(|f| doc.fields[f].len().min(u16::MAX as usize - 1) as u16)
+}
+
+/// The postings of `doc` numbered `d`, per term.
+fn postings_of<'d>(d: u32, doc: &'d Doc, into: &mut HashMap<&'d str, Vec<Posting>>) {
+    let mut tf: HashMap<&str, [u8; FIELDS]> = HashMap::new();
+    for (f, terms) in doc.fields.iter().enumerate() {
+        for t in terms {
+            let e = tf.entry(t.as_str()).or_default();
+            e[f] = e[f].saturating_add(1);
         }
     }
-    let mut terms: Vec<&str> = postings.keys().copied().filter(|t| t.len() <= 255).collect();
+    for (t, counts) in tf {
+        into.entry(t).or_default().push((d, counts));
+    }
+}
+
+pub fn encode(docs: &[Doc]) -> Vec<u8> {
+    let mut postings: HashMap<&str, Vec<Posting>> = HashMap::new();
+    for (d, doc) in docs.iter().enumerate() {
+        postings_of(d as u32, doc, &mut postings);
+    }
+    let lens: Vec<[u16; FIELDS]> = docs.iter().map(lengths).collect();
+    write(&lens, postings)
+}
+
+fn write(lens: &[[u16; FIELDS]], postings: HashMap<&str, Vec<Posting>>) -> Vec<u8> {
+    let mut terms: Vec<&str> = postings.keys().copied().filter(|t| t.len() <= 255 && !postings[t].is_empty()).collect();
     terms.sort_unstable();
     let mut out = Vec::new();
     out.extend(MAGIC);
-    out.extend((docs.len() as u32).to_le_bytes());
+    out.extend((lens.len() as u32).to_le_bytes());
     out.extend((terms.len() as u32).to_le_bytes());
-    for d in docs {
-        for f in &d.fields {
-            out.extend((f.len().min(u16::MAX as usize) as u16).to_le_bytes());
+    for l in lens {
+        for v in l {
+            out.extend(v.to_le_bytes());
         }
     }
     let mut buf = Vec::new();
@@ -157,6 +181,30 @@ pub fn encode(docs: &[Doc]) -> Vec<u8> {
         out.extend(&buf);
     }
     out
+}
+
+/// `old` (an encoded index) with the slots `removed` emptied and `added` appended: slot
+/// `old slots + i` holds `added[i]`. Statistics then count the live slots only, as an
+/// index of the live documents alone would.
+pub fn update(old: &Lexical, removed: &[u32], added: &[Doc]) -> Vec<u8> {
+    let gone: std::collections::HashSet<u32> = removed.iter().copied().collect();
+    let mut lens = old.lens.clone();
+    for &d in removed {
+        if let Some(l) = lens.get_mut(d as usize) {
+            *l = REMOVED;
+        }
+    }
+    let mut postings: HashMap<&str, Vec<Posting>> = HashMap::with_capacity(old.terms.len());
+    for (term, &(_, a, b)) in &old.terms {
+        let list: Vec<Posting> = old.postings(a, b).filter(|(d, _)| !gone.contains(d)).collect();
+        postings.insert(term.as_str(), list);
+    }
+    let base = lens.len() as u32;
+    for (i, doc) in added.iter().enumerate() {
+        lens.push(lengths(doc));
+        postings_of(base + i as u32, doc, &mut postings);
+    }
+    write(&lens, postings)
 }
 
 /// One query term with its weight (how often the query says it).
@@ -224,6 +272,8 @@ pub struct LexScores {
 
 pub struct Lexical {
     n: usize,
+    /// Slots that hold a function (not removed): the document count of BM25F.
+    live: usize,
     lens: Vec<[u16; FIELDS]>,
     avg: [f32; FIELDS],
     /// term → (document frequency, posting range in `bytes`).
@@ -248,12 +298,18 @@ impl Lexical {
         }
         let mut lens = Vec::with_capacity(n);
         let mut sum = [0f64; FIELDS];
+        let mut live = 0usize;
         for d in 0..n {
             let mut l = [0u16; FIELDS];
             for (f, v) in l.iter_mut().enumerate() {
                 let p = at + (d * FIELDS + f) * 2;
                 *v = u16::from_le_bytes([bytes[p], bytes[p + 1]]);
-                sum[f] += *v as f64;
+            }
+            if l != REMOVED {
+                live += 1;
+                for f in 0..FIELDS {
+                    sum[f] += l[f] as f64;
+                }
             }
             lens.push(l);
         }
@@ -276,12 +332,32 @@ impl Lexical {
         if at != bytes.len() {
             return Err(bad("trailing bytes"));
         }
-        let avg = sum.map(|s| if n == 0 { 1.0 } else { (s / n as f64).max(1.0) as f32 });
-        Ok(Lexical { n, lens, avg, terms, bytes })
+        let avg = sum.map(|s| if live == 0 { 1.0 } else { (s / live as f64).max(1.0) as f32 });
+        Ok(Lexical { n, live, lens, avg, terms, bytes })
     }
 
+    /// Slots, removed functions' included: function ids run below this.
     pub fn len(&self) -> usize {
         self.n
+    }
+
+    /// The postings between byte offsets `a` and `b`, documents in order.
+    fn postings(&self, a: usize, b: usize) -> impl Iterator<Item = Posting> + '_ {
+        let mut at = a;
+        let mut doc = 0u32;
+        std::iter::from_fn(move || {
+            if at >= b {
+                return None;
+            }
+            let delta = get_varint(&self.bytes, &mut at)?;
+            doc = doc.saturating_add(delta);
+            if at + FIELDS > b {
+                return None;
+            }
+            let tf: [u8; FIELDS] = self.bytes[at..at + FIELDS].try_into().ok()?;
+            at += FIELDS;
+            Some((doc, tf))
+        })
     }
 
     pub fn is_empty(&self) -> bool {
@@ -291,7 +367,7 @@ impl Lexical {
     /// BM25F scores of every function, and where the query's procedure-name words occur.
     pub fn search(&self, query: &[QueryTerm]) -> LexScores {
         let mut out = LexScores { score: vec![0.0; self.n], name_mask: vec![0; self.n], comment_mask: vec![0; self.n], string_mask: vec![0; self.n] };
-        let n = self.n as f32;
+        let n = self.live as f32;
         for q in query {
             let Some(&(df, a, b)) = self.terms.get(&q.term) else { continue };
             let idf = (1.0 + (n - df as f32 + 0.5) / (df as f32 + 0.5)).ln();

@@ -10,7 +10,10 @@
 //! A reader pins its generation for as long as it has it open (see [`lock`]), and the
 //! files it reads whole are checked against the sha256 sums `meta.json` records.
 
-pub mod graph;
+/// The ICFG adjacency, kept under its old path.
+pub mod graph {
+    pub use crate::graph::csr::*;
+}
 pub mod lexical;
 pub mod project;
 pub mod store;
@@ -19,7 +22,9 @@ pub mod vectors;
 mod build;
 mod changes;
 mod function_text;
+mod icfg_file;
 mod lock;
+mod update;
 
 pub use build::build;
 pub use changes::{changes, Changes};
@@ -43,11 +48,12 @@ use store::Store;
 use thiserror::Error;
 pub use vectors::FeatureSet;
 
-/// Version of this directory layout and database schema (12: checksums of the files read
-/// whole, and a reader lock in each generation).
-pub const FORMAT: u32 = 12;
+/// Version of this directory layout and database schema (13: stable ids, vectors stored
+/// under them, the ICFG kept for updates, and the GCN over the whole graph).
+pub const FORMAT: u32 = 13;
 /// What a generation holds; one missing means it cannot be reused.
-const FILES: [&str; 11] = [
+const FILES: [&str; 12] = [
+    "icfg.bin",
     "index.sqlite",
     "shapes.bin",
     "lexical.bin",
@@ -66,7 +72,8 @@ const FILES: [&str; 11] = [
 /// measured: sha256 runs at 1.3 GB/s here, 2.4 ms for the 1.8 MB of a three-file index
 /// whose open takes 50 ms and whose search takes over a second; about 0.1 s for the
 /// ~150 MB of a million-node index.
-const CHECKSUMMED: [&str; 7] = ["nodes.faiss", "nodes.pca", "nodes.ids", "functions.faiss", "graph.bin", "shapes.bin", "lexical.bin"];
+const CHECKSUMMED: [&str; 8] =
+    ["nodes.faiss", "nodes.pca", "nodes.ids", "functions.faiss", "graph.bin", "shapes.bin", "lexical.bin", "icfg.bin"];
 /// Longest function text (in characters) given to the encoder for natural-language search.
 const FUNCTION_TEXT_CHARS: usize = 448;
 /// Longest comment prose in a function text.
@@ -140,7 +147,12 @@ pub struct IndexMeta {
     pub files: usize,
     pub lines: u64,
     pub source_bytes: u64,
+    /// Functions indexed.
     pub functions: usize,
+    /// Function ids in use: updates leave the ids of removed functions empty (and the
+    /// nodes of removed functions in `nodes`) so that no other id moves.
+    #[serde(default)]
+    pub function_slots: usize,
     pub nodes: usize,
     pub indexed_nodes: usize,
     pub edges: usize,
@@ -173,6 +185,14 @@ impl Default for IndexOptions {
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct BuildReport {
     pub up_to_date: bool,
+    /// The index in place was updated for the changed files only.
+    pub updated: bool,
+    /// Why an index in place was not updated but built anew.
+    pub full_reason: Option<String>,
+    /// Nodes whose vectors were computed (all, in a full build).
+    pub recomputed_nodes: usize,
+    /// Functions parsed and encoded (all, in a full build).
+    pub recomputed_functions: usize,
     pub files: usize,
     pub unchanged_files: usize,
     pub changed_files: usize,
@@ -254,7 +274,7 @@ pub struct Index {
     projection: Option<Projection>,
     pub functions: IndexImpl,
     pub graph: Csr,
-    /// ICFG node of each vector of `nodes`.
+    /// The ICFG nodes `nodes` holds a vector of.
     pub node_ids: Vec<u32>,
     pub model: Model,
     /// Every function's nesting tree and what its statements compute.
@@ -342,6 +362,7 @@ impl Index {
             || graph.node_count() != meta.nodes
             || nodes.ntotal() as usize != meta.indexed_nodes
             || functions.ntotal() as usize != meta.functions
+            || meta.functions > meta.function_slots
             || projection.as_ref().map_or(nodes.d() as usize, |p| p.d_in) != meta.features.dim(meta.hidden)
             || projection.as_ref().is_some_and(|p| p.d_out != nodes.d() as usize)
         {
@@ -349,7 +370,7 @@ impl Index {
         }
         let shapes = crate::shape::store::Shapes::from_bytes(read_checked(&gen, "shapes.bin", &meta)?).map_err(IndexError::Corrupt)?;
         let lexical = lexical::Lexical::from_bytes(read_checked(&gen, "lexical.bin", &meta)?).map_err(IndexError::Corrupt)?;
-        if shapes.len() != meta.functions || lexical.len() != meta.functions {
+        if shapes.len() != meta.function_slots || lexical.len() != meta.function_slots {
             return Err(IndexError::Corrupt("shapes, lexical index and functions disagree in size".into()));
         }
         Ok(Index { dir: gen, meta, store, nodes, projection, functions, graph, node_ids, model, shapes, lexical, profiles: None, _pin: pin })
@@ -370,7 +391,7 @@ impl Index {
         same_encoder("function", &self.meta.function_encoder, self.meta.function_model, encs.functions, encs.functions()?)
     }
 
-    /// The `k` nearest indexed nodes (vector numbers, see `node_ids`) of each search vector.
+    /// The `k` nearest indexed nodes (ICFG node ids) of each search vector.
     pub fn search_nodes(&mut self, rows: &[f32], k: usize) -> Result<Vec<Vec<(u64, f32)>>, IndexError> {
         match &self.projection {
             Some(p) => vectors::search(&mut self.nodes, &p.apply(rows)?, p.d_out, k),

@@ -16,9 +16,70 @@ CREATE TABLE functions(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, name TEXT 
 CREATE TABLE nodes(id INTEGER PRIMARY KEY, function INTEGER NOT NULL, kind INTEGER NOT NULL,
                    start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, text TEXT NOT NULL);
 CREATE TABLE edges(src INTEGER NOT NULL, dst INTEGER NOT NULL, kind INTEGER NOT NULL, PRIMARY KEY(src, dst, kind)) WITHOUT ROWID;
+CREATE TABLE skipped(path TEXT PRIMARY KEY, hash TEXT NOT NULL, reason TEXT NOT NULL);
 CREATE TABLE node_kinds(id INTEGER PRIMARY KEY, name TEXT NOT NULL);
 CREATE TABLE edge_kinds(id INTEGER PRIMARY KEY, name TEXT NOT NULL);
 ";
+
+fn edge_kind_code(k: EdgeKind) -> u8 {
+    EdgeKind::ALL.iter().position(|&q| q == k).unwrap_or(0) as u8
+}
+
+/// Every edge of `icfg` as stored: (source, target, kind code), sorted.
+pub fn edge_rows(icfg: &Icfg) -> Vec<(u32, u32, u8)> {
+    let mut v: Vec<(u32, u32, u8)> =
+        icfg.graph.edge_references().map(|e| (e.source().index() as u32, e.target().index() as u32, edge_kind_code(*e.weight()))).collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+fn insert(
+    tx: &rusqlite::Transaction,
+    icfg: &Icfg,
+    files: &[(u32, &str)],
+    functions: std::ops::Range<u32>,
+    edges: &[(u32, u32, u8)],
+    meta: &[(&str, String)],
+) -> Result<(), IndexError> {
+    let mut st = tx.prepare("INSERT INTO meta VALUES (?1, ?2)").map_err(db)?;
+    for (k, v) in meta {
+        st.execute(params![k, v]).map_err(db)?;
+    }
+    let mut st = tx.prepare("INSERT INTO files VALUES (?1, ?2, ?3, ?4, ?5, ?6)").map_err(db)?;
+    for &(i, hash) in files {
+        let f = &icfg.files[i as usize];
+        st.execute(params![i as i64, f.path.to_string_lossy(), hash, f.lang.name(), f.lines, f.bytes as i64]).map_err(db)?;
+    }
+    let mut st = tx.prepare("INSERT INTO functions VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)").map_err(db)?;
+    // A node's file is its function's.
+    let mut sn = tx.prepare("INSERT INTO nodes VALUES (?1, ?2, ?3, ?4, ?5, ?6)").map_err(db)?;
+    for i in functions {
+        let f = &icfg.functions[i as usize];
+        if f.removed {
+            continue;
+        }
+        let m = &f.meta;
+        st.execute(params![i as i64, m.file, m.name, m.qualified(), m.lines.0, m.lines.1, f.entry.index() as i64]).map_err(db)?;
+        for n in icfg.function_nodes(i) {
+            let w = &icfg.graph[petgraph::graph::NodeIndex::new(n)];
+            sn.execute(params![n as i64, w.function, node_kind_code(w.kind), w.lines.0, w.lines.1, w.text]).map_err(db)?;
+        }
+    }
+    let mut st = tx.prepare("INSERT OR IGNORE INTO edges VALUES (?1, ?2, ?3)").map_err(db)?;
+    for &(a, b, k) in edges {
+        st.execute(params![a as i64, b as i64, k as i64]).map_err(db)?;
+    }
+    Ok(())
+}
+
+fn set_skipped(tx: &rusqlite::Transaction, skipped: &[(String, String, String)]) -> Result<(), IndexError> {
+    let mut st = tx.prepare("INSERT OR REPLACE INTO skipped VALUES (?1, ?2, ?3)").map_err(db)?;
+    for (p, h, r) in skipped {
+        st.execute(params![p, h, r]).map_err(db)?;
+    }
+    Ok(())
+}
 
 // Kinds are stored as their position in `NodeKind::ALL` / `EdgeKind::ALL` (names in the
 // `*_kinds` tables): as text they would be a sixth of the database.
@@ -65,28 +126,15 @@ fn db(e: rusqlite::Error) -> IndexError {
 }
 
 impl Store {
-    /// Writes a new database holding `icfg`; `hashes[i]` is the content hash of file `i`.
-    pub fn create(path: &Path, icfg: &Icfg, hashes: &[String], meta: &[(&str, String)]) -> Result<(), IndexError> {
+    /// Writes a new database holding `icfg`; `hashes[i]` is the content hash of file `i`,
+    /// `skipped` the files not indexed (path, content hash, reason).
+    pub fn create(path: &Path, icfg: &Icfg, hashes: &[String], skipped: &[(String, String, String)], meta: &[(&str, String)]) -> Result<(), IndexError> {
         let mut conn = Connection::open(path).map_err(db)?;
         // The file is private until the index is swapped in, so no journal is needed.
         conn.execute_batch("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;").map_err(db)?;
         conn.execute_batch(SCHEMA).map_err(db)?;
         let tx = conn.transaction().map_err(db)?;
         {
-            let mut st = tx.prepare("INSERT INTO meta VALUES (?1, ?2)").map_err(db)?;
-            for (k, v) in meta {
-                st.execute(params![k, v]).map_err(db)?;
-            }
-            let mut st = tx.prepare("INSERT INTO files VALUES (?1, ?2, ?3, ?4, ?5, ?6)").map_err(db)?;
-            for (i, f) in icfg.files.iter().enumerate() {
-                let hash = hashes.get(i).map(String::as_str).unwrap_or("");
-                st.execute(params![i as i64, f.path.to_string_lossy(), hash, f.lang.name(), f.lines, f.bytes as i64]).map_err(db)?;
-            }
-            let mut st = tx.prepare("INSERT INTO functions VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)").map_err(db)?;
-            for (i, f) in icfg.functions.iter().enumerate() {
-                let m = &f.meta;
-                st.execute(params![i as i64, m.file, m.name, m.qualified(), m.lines.0, m.lines.1, f.entry.index() as i64]).map_err(db)?;
-            }
             let mut st = tx.prepare("INSERT INTO node_kinds VALUES (?1, ?2)").map_err(db)?;
             for k in NodeKind::ALL {
                 st.execute(params![node_kind_code(k), k.name()]).map_err(db)?;
@@ -95,17 +143,59 @@ impl Store {
             for (i, k) in EdgeKind::ALL.iter().enumerate() {
                 st.execute(params![i as i64, k.name()]).map_err(db)?;
             }
-            // A node's file is its function's.
-            let mut st = tx.prepare("INSERT INTO nodes VALUES (?1, ?2, ?3, ?4, ?5, ?6)").map_err(db)?;
-            for n in icfg.graph.node_indices() {
-                let w = &icfg.graph[n];
-                st.execute(params![n.index() as i64, w.function, node_kind_code(w.kind), w.lines.0, w.lines.1, w.text]).map_err(db)?;
+            let edges: Vec<(u32, u32, u8)> = icfg
+                .graph
+                .edge_references()
+                .map(|e| (e.source().index() as u32, e.target().index() as u32, edge_kind_code(*e.weight())))
+                .collect();
+            let files = (0..icfg.files.len() as u32).map(|i| (i, hashes.get(i as usize).map(String::as_str).unwrap_or(""))).collect::<Vec<_>>();
+            insert(&tx, icfg, &files, 0..icfg.functions.len() as u32, &edges, meta)?;
+            set_skipped(&tx, skipped)?;
+        }
+        tx.commit().map_err(db)?;
+        Ok(())
+    }
+
+    /// Brings a copy of an earlier database up to date in one transaction: rows of
+    /// `removed_files` and `removed_functions` (with their nodes) go, `edges_gone` go and
+    /// `edges_new` come, and the files `files` (id, hash) and functions `functions` of
+    /// `icfg` are added.
+    #[allow(clippy::too_many_arguments)]
+    pub fn update(
+        path: &Path,
+        icfg: &Icfg,
+        removed_files: &[u32],
+        removed_functions: &[u32],
+        files: &[(u32, &str)],
+        functions: std::ops::Range<u32>,
+        edges_gone: &[(u32, u32, u8)],
+        edges_new: &[(u32, u32, u8)],
+        skipped: &[(String, String, String)],
+        meta: &[(&str, String)],
+    ) -> Result<(), IndexError> {
+        let mut conn = Connection::open(path).map_err(db)?;
+        conn.execute_batch("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;").map_err(db)?;
+        let tx = conn.transaction().map_err(db)?;
+        {
+            let mut st = tx.prepare("DELETE FROM files WHERE id = ?1").map_err(db)?;
+            for &f in removed_files {
+                st.execute([f]).map_err(db)?;
             }
-            let mut st = tx.prepare("INSERT OR IGNORE INTO edges VALUES (?1, ?2, ?3)").map_err(db)?;
-            for e in icfg.graph.edge_references() {
-                let kind = EdgeKind::ALL.iter().position(|k| k == e.weight()).unwrap_or(0) as i64;
-                st.execute(params![e.source().index() as i64, e.target().index() as i64, kind]).map_err(db)?;
+            let mut del_f = tx.prepare("DELETE FROM functions WHERE id = ?1").map_err(db)?;
+            let mut del_n = tx.prepare("DELETE FROM nodes WHERE id >= ?1 AND id < ?2").map_err(db)?;
+            for &f in removed_functions {
+                del_f.execute([f]).map_err(db)?;
+                let r = icfg.function_nodes(f);
+                del_n.execute([r.start as i64, r.end as i64]).map_err(db)?;
             }
+            let mut st = tx.prepare("DELETE FROM edges WHERE src = ?1 AND dst = ?2 AND kind = ?3").map_err(db)?;
+            for &(a, b, k) in edges_gone {
+                st.execute(params![a, b, k]).map_err(db)?;
+            }
+            tx.execute("DELETE FROM meta", []).map_err(db)?;
+            tx.execute("DELETE FROM skipped", []).map_err(db)?;
+            insert(&tx, icfg, files, functions, edges_new, meta)?;
+            set_skipped(&tx, skipped)?;
         }
         tx.commit().map_err(db)?;
         Ok(())
@@ -132,6 +222,13 @@ impl Store {
         let rows = st
             .query_map([], |r| Ok(FileRow { id: r.get(0)?, path: r.get(1)?, hash: r.get(2)?, lang: r.get(3)?, lines: r.get(4)? }))
             .map_err(db)?;
+        rows.collect::<Result<_, _>>().map_err(db)
+    }
+
+    /// Files not indexed: path → (content hash, reason).
+    pub fn skipped(&self) -> Result<std::collections::HashMap<String, (String, String)>, IndexError> {
+        let mut st = self.conn.prepare_cached("SELECT path, hash, reason FROM skipped").map_err(db)?;
+        let rows = st.query_map([], |r| Ok((r.get::<_, String>(0)?, (r.get(1)?, r.get(2)?)))).map_err(db)?;
         rows.collect::<Result<_, _>>().map_err(db)
     }
 

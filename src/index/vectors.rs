@@ -151,9 +151,52 @@ pub fn function_factory(n: usize) -> String {
     if n < 256 { "Flat".into() } else { "SQ6".into() }
 }
 
-/// Builds an inner-product index over `rows` (row-major, `dim` wide). Vectors are numbered
-/// 0.. in order; callers keep the numbering (any factory works, with or without IDMap).
+/// Whether a factory's index stores ids itself (IVF lists do); others are wrapped in an
+/// id map, so that every layout adds and removes vectors by id.
+fn stores_ids(factory: &str) -> bool {
+    factory.starts_with("IVF") || factory.starts_with("IDMap")
+}
+
+/// Builds an inner-product index over `rows` (row-major, `dim` wide), vector `i` under id
+/// `ids[i]` (node or function ids: searches return them, updates remove them).
+pub fn build_with_ids(factory: &str, dim: usize, rows: &[f32], ids: &[u64]) -> Result<IndexImpl, IndexError> {
+    let full = if stores_ids(factory) { factory.to_string() } else { format!("IDMap2,{factory}") };
+    let mut index = trained(&full, dim, rows)?;
+    add(&mut index, rows, ids)?;
+    Ok(index)
+}
+
+/// Adds `rows` under `ids` to an index [`build_with_ids`] made.
+pub fn add(index: &mut IndexImpl, rows: &[f32], ids: &[u64]) -> Result<(), IndexError> {
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<faiss::Idx> = ids.iter().map(|&i| faiss::Idx::new(i)).collect();
+    index.add_with_ids(rows, &ids).map_err(|e| IndexError::Faiss(format!("adding vectors: {e}")))
+}
+
+/// Removes the vectors of `ids` (absent ones are passed over); returns how many went.
+pub fn remove(index: &mut IndexImpl, ids: &[u64]) -> Result<usize, IndexError> {
+    if ids.is_empty() {
+        return Ok(0);
+    }
+    let ids: Vec<faiss::Idx> = ids.iter().map(|&i| faiss::Idx::new(i)).collect();
+    let fe = |e: faiss::error::Error| IndexError::Faiss(format!("removing vectors: {e}"));
+    let sel = faiss::selector::IdSelector::batch(&ids).map_err(fe)?;
+    index.remove_ids(&sel).map_err(fe)
+}
+
+/// Builds an inner-product index over `rows` (row-major, `dim` wide), vectors numbered
+/// 0.. in order (for indexes no update touches: CLARC's, say).
 pub fn build(factory: &str, dim: usize, rows: &[f32]) -> Result<IndexImpl, IndexError> {
+    let mut index = trained(factory, dim, rows)?;
+    if !rows.is_empty() {
+        index.add(rows).map_err(|e| IndexError::Faiss(format!("{factory}: {e}")))?;
+    }
+    Ok(index)
+}
+
+fn trained(factory: &str, dim: usize, rows: &[f32]) -> Result<IndexImpl, IndexError> {
     let fe = |e: faiss::error::Error| IndexError::Faiss(format!("{factory}: {e}"));
     let mut index = faiss::index_factory(dim as u32, factory, MetricType::InnerProduct).map_err(fe)?;
     let n = rows.len() / dim.max(1);
@@ -168,9 +211,6 @@ pub fn build(factory: &str, dim: usize, rows: &[f32]) -> Result<IndexImpl, Index
             sample.extend_from_slice(&rows[i * dim..(i + 1) * dim]);
         }
         index.train(&sample).map_err(fe)?;
-    }
-    if n > 0 {
-        index.add(rows).map_err(fe)?;
     }
     Ok(index)
 }
@@ -239,6 +279,22 @@ mod tests {
         // Text agrees (cos 1), graph is orthogonal (cos 0), kind blocks are empty.
         let expect = W_TEXT * W_TEXT / (W_TEXT * W_TEXT + W_GRAPH * W_GRAPH);
         assert!((dot - expect).abs() < 1e-5, "{dot} vs {expect}");
+    }
+
+    #[test]
+    fn every_layout_adds_and_removes_by_id() {
+        let rows: Vec<f32> = (0..2000).flat_map(|i| { let a = i as f32 * 0.01; [a.cos(), a.sin(), 0.5] }).collect();
+        let ids: Vec<u64> = (0..2000).map(|i| 10 + 3 * i as u64).collect();
+        for factory in ["Flat", "SQ8", "IVF16,Flat"] {
+            let mut index = build_with_ids(factory, 3, &rows, &ids).unwrap();
+            let q = &rows[3 * 700..3 * 701];
+            assert_eq!(search(&mut index, q, 3, 1).unwrap()[0][0].0, ids[700], "{factory}");
+            assert_eq!(remove(&mut index, &[ids[700], 99_999]).unwrap(), 1, "{factory}");
+            assert_ne!(search(&mut index, q, 3, 1).unwrap()[0][0].0, ids[700], "{factory}");
+            add(&mut index, q, &[7]).unwrap();
+            assert_eq!(search(&mut index, q, 3, 1).unwrap()[0][0].0, 7, "{factory}");
+            assert_eq!(index.ntotal(), 2000, "{factory}");
+        }
     }
 
     #[test]

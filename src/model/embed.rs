@@ -3,12 +3,12 @@
 //! concatenated with its initial features. Source and p-code graphs go through the same
 //! functions, so their vectors share one space.
 
-use super::gcn::normalized_adjacency;
-use super::partition::{partition, Part};
+use super::partition::Part;
 use super::train::TrainGraph;
 use super::Model;
 use crate::features::{count_pcode, count_source, Encoder, FeatureError, DIM};
-use crate::graph::{Icfg, Lang, Node, NodeKind};
+use crate::graph::{Csr, Icfg, Lang, Node, NodeKind};
+use rayon::prelude::*;
 use petgraph::graph::NodeIndex;
 use tch::Tensor;
 
@@ -33,7 +33,12 @@ pub fn node_text<'a>(icfg: &'a Icfg, node: &'a Node) -> &'a str {
 }
 
 fn math(node: &Node) -> [f32; MATH] {
-    let counts = match node.lang {
+    op_counts(node).scaled()
+}
+
+/// The math-operator counts of a node, as its initial features hold them (scaled).
+pub fn op_counts(node: &Node) -> crate::features::OpCounts {
+    match node.lang {
         Lang::Pcode => match node.kind {
             NodeKind::Math | NodeKind::Return | NodeKind::Call => count_pcode(&node.text, false),
             NodeKind::Condition | NodeKind::LoopHead => count_pcode(&node.text, true),
@@ -43,8 +48,7 @@ fn math(node: &Node) -> [f32; MATH] {
             NodeKind::Entry | NodeKind::Exit => Default::default(),
             _ => count_source(l, &node.text),
         },
-    };
-    counts.scaled()
+    }
 }
 
 /// Initial features of the given corpus nodes, row-major `nodes.len() × IN_DIM`.
@@ -88,30 +92,131 @@ pub fn embed(model: &Model, icfg: &Icfg, enc: &Encoder) -> Result<Vec<f32>, Feat
     embed_with_progress(model, icfg, enc, &mut |_, _| {})
 }
 
-/// [`embed`], calling `progress(nodes done, nodes)` after each subgraph.
+/// [`embed`], calling `progress(nodes done, nodes)` as it goes. The nodes of removed
+/// functions keep zero rows.
 pub fn embed_with_progress(
     model: &Model,
     icfg: &Icfg,
     enc: &Encoder,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<f32>, FeatureError> {
+    let csr = Csr::from_icfg(icfg);
+    let live: Vec<u32> = (0..icfg.graph.node_count() as u32).filter(|&n| !removed(icfg, n)).collect();
     let width = model.gcn.hidden as usize + IN_DIM;
-    let total = icfg.graph.node_count();
-    let mut out = vec![0f32; total * width];
-    let mut done = 0;
-    for p in partition(icfg, PART_NODES) {
-        let x = initial_features(icfg, &p.nodes, enc)?;
-        let xt = tensor(&x, p.nodes.len());
-        let z = tch::no_grad(|| model.gcn.forward(&normalized_adjacency(p.nodes.len(), &p.edges), &xt));
-        let z = Vec::<f32>::try_from(&z.flatten(0, -1))?;
-        let h = model.gcn.hidden as usize;
-        for (i, &n) in p.nodes.iter().enumerate() {
-            let row = &mut out[n as usize * width..(n as usize + 1) * width];
-            row[..h].copy_from_slice(&z[i * h..(i + 1) * h]);
-            row[h..].copy_from_slice(&x[i * IN_DIM..(i + 1) * IN_DIM]);
-        }
-        done += p.nodes.len();
-        progress(done, total);
+    let rows = embed_nodes(model, icfg, &csr, enc, &live, progress)?;
+    if live.len() == icfg.graph.node_count() {
+        return Ok(rows);
     }
+    let mut out = vec![0f32; icfg.graph.node_count() * width];
+    for (i, &n) in live.iter().enumerate() {
+        out[n as usize * width..(n as usize + 1) * width].copy_from_slice(&rows[i * width..(i + 1) * width]);
+    }
+    Ok(out)
+}
+
+fn removed(icfg: &Icfg, n: u32) -> bool {
+    icfg.functions.get(icfg.graph[NodeIndex::new(n as usize)].function as usize).is_some_and(|f| f.removed)
+}
+
+/// Rows of texts encoded at once: bounds the memory of one encoder call.
+const CHUNK: usize = 4096;
+
+/// Final vectors of the nodes `targets` (row-major, `targets.len() × (hidden + IN_DIM)`),
+/// from the GCN over the whole graph `csr` (the ICFG's adjacency, see [`Csr`]):
+/// `Z = Â ReLU(Â X W1) W2` with `Â = D^-1/2 (A+I) D^-1/2`. A node's output depends only on
+/// the graph within two edges of it, so an update recomputes the nodes near what changed
+/// and gets what embedding the whole graph gets.
+pub fn embed_nodes(
+    model: &Model,
+    icfg: &Icfg,
+    csr: &Csr,
+    enc: &Encoder,
+    targets: &[u32],
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Vec<f32>, FeatureError> {
+    let h = model.gcn.hidden as usize;
+    let width = h + IN_DIM;
+    let n_all = csr.node_count().max(icfg.graph.node_count());
+    // The first layer is needed on the targets and their neighbours; its input on those
+    // and theirs.
+    let grow = |set: &[u32]| -> Vec<u32> {
+        let mut seen = vec![false; n_all];
+        let mut out = Vec::with_capacity(set.len());
+        for &n in set {
+            for &m in std::iter::once(&n).chain(csr.neighbors(n)) {
+                if !std::mem::replace(&mut seen[m as usize], true) {
+                    out.push(m);
+                }
+            }
+        }
+        out.sort_unstable();
+        out
+    };
+    let mut sorted_targets = targets.to_vec();
+    sorted_targets.sort_unstable();
+    let layer1 = grow(&sorted_targets);
+    let layer0 = grow(&layer1);
+    let position = |list: &[u32]| {
+        let mut pos = vec![u32::MAX; n_all];
+        for (i, &n) in list.iter().enumerate() {
+            pos[n as usize] = i as u32;
+        }
+        pos
+    };
+    let pos0 = position(&layer0);
+    let pos1 = position(&layer1);
+    let inv_sqrt_degree = |n: u32| 1.0 / ((csr.neighbors(n).len() + 1) as f32).sqrt();
+    // Â M for the nodes `rows`, where M holds the rows of the nodes `pos` numbers.
+    let propagate = |rows: &[u32], m: &[f32], pos: &[u32]| -> Vec<f32> {
+        let mut out = vec![0f32; rows.len() * h];
+        out.par_chunks_mut(h).zip(rows.par_iter()).for_each(|(o, &i)| {
+            let di = inv_sqrt_degree(i);
+            let own = pos[i as usize] as usize;
+            for (o, v) in o.iter_mut().zip(&m[own * h..(own + 1) * h]) {
+                *o = di * v;
+            }
+            for &j in csr.neighbors(i) {
+                let dj = inv_sqrt_degree(j);
+                let at = pos[j as usize] as usize;
+                for (o, v) in o.iter_mut().zip(&m[at * h..(at + 1) * h]) {
+                    *o += dj * v;
+                }
+            }
+            o.iter_mut().for_each(|v| *v *= di);
+        });
+        out
+    };
+    // Initial features and X W1 of layer 0, a chunk at a time.
+    let mut x0 = vec![0f32; layer0.len() * IN_DIM];
+    let mut p = vec![0f32; layer0.len() * h];
+    for (c, chunk) in layer0.chunks(CHUNK).enumerate() {
+        let x = initial_features(icfg, chunk, enc)?;
+        let xw = tch::no_grad(|| model.gcn.first_weights(&tensor(&x, chunk.len())));
+        let xw = Vec::<f32>::try_from(&xw.flatten(0, -1))?;
+        let at = c * CHUNK;
+        x0[at * IN_DIM..(at + chunk.len()) * IN_DIM].copy_from_slice(&x);
+        p[at * h..(at + chunk.len()) * h].copy_from_slice(&xw);
+        progress((at + chunk.len()) * targets.len() / layer0.len().max(1), targets.len());
+    }
+    let mut hidden = propagate(&layer1, &p, &pos0);
+    drop(p);
+    hidden.iter_mut().for_each(|v| *v = v.max(0.0));
+    let mut q = vec![0f32; layer1.len() * h];
+    for (c, chunk) in hidden.chunks(CHUNK * h).enumerate() {
+        let rows = chunk.len() / h;
+        let t = Tensor::from_slice(chunk).view([rows as i64, h as i64]);
+        let hw = Vec::<f32>::try_from(&tch::no_grad(|| model.gcn.second_weights(&t)).flatten(0, -1))?;
+        q[c * CHUNK * h..c * CHUNK * h + hw.len()].copy_from_slice(&hw);
+    }
+    drop(hidden);
+    let z = propagate(targets, &q, &pos1);
+    drop(q);
+    let mut out = vec![0f32; targets.len() * width];
+    out.par_chunks_mut(width).zip(targets.par_iter()).enumerate().for_each(|(i, (row, &n))| {
+        row[..h].copy_from_slice(&z[i * h..(i + 1) * h]);
+        let at = pos0[n as usize] as usize;
+        row[h..].copy_from_slice(&x0[at * IN_DIM..(at + 1) * IN_DIM]);
+    });
+    progress(targets.len(), targets.len());
     Ok(out)
 }

@@ -54,12 +54,22 @@ impl Gcn {
     }
 
     pub fn forward(&self, adj: &Tensor, x: &Tensor) -> Tensor {
+        let h = adj.mm(&self.first_weights(x)).relu();
+        adj.mm(&h.mm(&self.w2))
+    }
+
+    /// `X W1` for standardized features: what the first layer propagates.
+    pub fn first_weights(&self, x: &Tensor) -> Tensor {
         // Clipped, so a rare feature (a node kind seen a few times in training, with a tiny
         // spread) cannot blow up to hundreds of standard deviations.
         let bound = 4.0 / (self.in_dim as f64).sqrt();
         let x = ((x - &self.mu) / &self.sigma).clamp(-bound, bound);
-        let h = adj.mm(&x.mm(&self.w1)).relu();
-        adj.mm(&h.mm(&self.w2))
+        x.mm(&self.w1)
+    }
+
+    /// `H W2`: what the second layer propagates.
+    pub fn second_weights(&self, h: &Tensor) -> Tensor {
+        h.mm(&self.w2)
     }
 }
 

@@ -345,8 +345,11 @@ pub(crate) fn fragments(index: &mut Index, qv: QueryVectors, opts: &SearchOption
     let words = nq.div_ceil(64).max(1);
     let mut by_node: HashMap<u32, Matched> = HashMap::new();
     for (q, list) in hits.iter().enumerate() {
-        for &(pos, sim) in list {
-            let Some(&id) = index.node_ids.get(pos as usize) else { continue };
+        for &(id, sim) in list {
+            let id = id as u32;
+            if id as usize >= index.graph.node_count() {
+                continue;
+            }
             let m = by_node.entry(id).or_insert_with(|| Matched { node: id, covers: vec![0; words], sims: Vec::new() });
             m.covers[q / 64] |= 1 << (q % 64);
             m.sims.push((q as u32, sim));

@@ -16,45 +16,80 @@ const NODE_BYTES: usize = 38 + 2 * FLOW_SLOTS;
 
 pub fn encode(shapes: &[Shape]) -> Vec<u8> {
     let mut body = Vec::new();
-    let mut offsets = Vec::with_capacity(shapes.len() + 1);
-    let head = 8 + 4 + 8 * (shapes.len() + 1);
+    let mut ends = Vec::with_capacity(shapes.len());
     for s in shapes {
-        offsets.push((head + body.len()) as u64);
-        body.push(u8::from(s.recursive));
-        body.extend((s.nodes.len() as u16).to_le_bytes());
-        let callees: Vec<&(u16, u32)> = s.callees.iter().take(u16::MAX as usize).collect();
-        body.extend((callees.len() as u16).to_le_bytes());
-        body.extend(s.lines.0.to_le_bytes());
-        body.extend(s.lines.1.to_le_bytes());
-        for n in &s.nodes {
-            body.push(n.role as u8);
-            body.extend(n.parent.to_le_bytes());
-            body.extend(n.ops);
-            body.extend(n.sub.to_bytes());
-            body.push(n.calls);
-            let rel = |l: u32| (l.saturating_sub(s.lines.0)).min(u16::MAX as u32) as u16;
-            body.extend(rel(n.lines.0).to_le_bytes());
-            body.extend(rel(n.lines.1).to_le_bytes());
-            body.extend(n.local.to_le_bytes());
-            body.extend(n.sig.to_le_bytes());
-            for f in n.flow {
-                body.extend(f.to_le_bytes());
-            }
-        }
-        for &&(k, f) in &callees {
-            body.extend(k.to_le_bytes());
-            body.extend(f.to_le_bytes());
-        }
+        record(s, &mut body);
+        ends.push(body.len());
     }
-    offsets.push((head + body.len()) as u64);
+    assemble(&ends, body)
+}
+
+/// Flag of a removed function's slot: no nodes, and [`Shapes::get`] gives `None`.
+const REMOVED: u8 = 2;
+
+/// `old` with the slots `removed` emptied, those of `replaced` rewritten and `added`
+/// appended (slot `old.len() + i` holds `added[i]`).
+pub fn update(old: &Shapes, removed: &[u32], replaced: &std::collections::HashMap<u32, Shape>, added: &[Shape]) -> Vec<u8> {
+    let gone: std::collections::HashSet<u32> = removed.iter().copied().collect();
+    let mut body = Vec::with_capacity(old.bytes.len());
+    let mut ends = Vec::with_capacity(old.n + added.len());
+    for f in 0..old.n as u32 {
+        if gone.contains(&f) {
+            body.push(REMOVED);
+            body.extend([0u8; 12]);
+        } else if let Some(s) = replaced.get(&f) {
+            record(s, &mut body);
+        } else {
+            body.extend(&old.bytes[old.offset(f as usize)..old.offset(f as usize + 1)]);
+        }
+        ends.push(body.len());
+    }
+    for s in added {
+        record(s, &mut body);
+        ends.push(body.len());
+    }
+    assemble(&ends, body)
+}
+
+fn assemble(ends: &[usize], body: Vec<u8>) -> Vec<u8> {
+    let head = 8 + 4 + 8 * (ends.len() + 1);
     let mut out = Vec::with_capacity(head + body.len());
     out.extend(MAGIC);
-    out.extend((shapes.len() as u32).to_le_bytes());
-    for o in offsets {
-        out.extend(o.to_le_bytes());
+    out.extend((ends.len() as u32).to_le_bytes());
+    out.extend((head as u64).to_le_bytes());
+    for &e in ends {
+        out.extend(((head + e) as u64).to_le_bytes());
     }
     out.extend(body);
     out
+}
+
+fn record(s: &Shape, body: &mut Vec<u8>) {
+    body.push(u8::from(s.recursive));
+    body.extend((s.nodes.len() as u16).to_le_bytes());
+    let callees: Vec<&(u16, u32)> = s.callees.iter().take(u16::MAX as usize).collect();
+    body.extend((callees.len() as u16).to_le_bytes());
+    body.extend(s.lines.0.to_le_bytes());
+    body.extend(s.lines.1.to_le_bytes());
+    for n in &s.nodes {
+        body.push(n.role as u8);
+        body.extend(n.parent.to_le_bytes());
+        body.extend(n.ops);
+        body.extend(n.sub.to_bytes());
+        body.push(n.calls);
+        let rel = |l: u32| (l.saturating_sub(s.lines.0)).min(u16::MAX as u32) as u16;
+        body.extend(rel(n.lines.0).to_le_bytes());
+        body.extend(rel(n.lines.1).to_le_bytes());
+        body.extend(n.local.to_le_bytes());
+        body.extend(n.sig.to_le_bytes());
+        for f in n.flow {
+            body.extend(f.to_le_bytes());
+        }
+    }
+    for &&(k, f) in &callees {
+        body.extend(k.to_le_bytes());
+        body.extend(f.to_le_bytes());
+    }
 }
 
 /// The whole file in memory; [`Shapes::get`] decodes one function.
@@ -118,12 +153,17 @@ impl Shapes {
         u64::from_le_bytes(self.bytes[12 + 8 * i..20 + 8 * i].try_into().expect("8 bytes")) as usize
     }
 
-    /// Shape of function `f`; `None` past the end.
+    /// Whether slot `f` holds a function (in range and not removed).
+    pub fn is_live(&self, f: u32) -> bool {
+        (f as usize) < self.n && self.bytes[self.offset(f as usize)] & REMOVED == 0
+    }
+
+    /// Shape of function `f`; `None` past the end or for a removed function.
     pub fn get(&self, f: u32) -> Option<Shape> {
-        let f = f as usize;
-        if f >= self.n {
+        if !self.is_live(f) {
             return None;
         }
+        let f = f as usize;
         let b = &self.bytes;
         let a = self.offset(f);
         let recursive = b[a] & 1 == 1;

@@ -175,7 +175,8 @@ fn beryllium(index: &mut Index, encs: &TextEncoders, q: &Query, k: usize, cover:
 fn structure(index: &Index, forms: &Forms, aligned: &mut HashMap<u32, Aligned>) -> Vec<(u32, f32)> {
     let profiles = index.profiles();
     let get = |f: u32| index.shapes.get(f);
-    let all: Vec<(u32, f32)> = (0..profiles.len() as u32).map(|f| (f, forms.profile_sim(profiles, f))).collect();
+    let all: Vec<(u32, f32)> =
+        (0..profiles.len() as u32).filter(|&f| index.shapes.is_live(f)).map(|f| (f, forms.profile_sim(profiles, f))).collect();
     let pre = top_k(&all, STRUCT_PRESELECT);
     let mut scored = Vec::new();
     for &(f, _) in &pre {

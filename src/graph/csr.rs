@@ -1,7 +1,7 @@
 //! The ICFG as an undirected adjacency list (CSR) on disk, for bounded shortest-path
 //! searches at query time without loading the edge table or rebuilding the graph.
 
-use crate::graph::{EdgeKind, Icfg};
+use super::{EdgeKind, Icfg};
 use petgraph::visit::EdgeRef;
 use std::collections::HashMap;
 

@@ -1,0 +1,249 @@
+//! `icfg.bin`: the whole ICFG of a generation (files with their unit facts, functions,
+//! nodes, intraprocedural edges, call sites with their resolved targets), so that an
+//! update parses only the files that changed and re-resolves only the calls whose
+//! candidates changed. Call and return edges are not stored: they follow from the sites.
+//!
+//! Layout (little-endian): `BRYICF01`, then counts and records written by [`encode`];
+//! strings are a u32 length and UTF-8 bytes.
+
+use crate::graph::{CallRef, CallSite, EdgeKind, FileUnit, Function, FunctionMeta, Icfg, Lang, Node, NodeKind, SourceFile};
+use petgraph::graph::NodeIndex;
+use petgraph::visit::EdgeRef;
+
+const MAGIC: &[u8; 8] = b"BRYICF01";
+const LANGS: [Lang; 4] = [Lang::C, Lang::Cpp, Lang::Java, Lang::Pcode];
+
+struct W(Vec<u8>);
+
+impl W {
+    fn u8(&mut self, v: u8) {
+        self.0.push(v);
+    }
+    fn u32(&mut self, v: u32) {
+        self.0.extend(v.to_le_bytes());
+    }
+    fn u64(&mut self, v: u64) {
+        self.0.extend(v.to_le_bytes());
+    }
+    fn str(&mut self, s: &str) {
+        self.u32(s.len() as u32);
+        self.0.extend(s.as_bytes());
+    }
+    fn lang(&mut self, l: Lang) {
+        self.u8(LANGS.iter().position(|&x| x == l).unwrap_or(0) as u8);
+    }
+}
+
+struct R<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+type Res<T> = Result<T, String>;
+
+impl R<'_> {
+    fn take(&mut self, n: usize) -> Res<&[u8]> {
+        let end = self.at.checked_add(n).filter(|&e| e <= self.b.len()).ok_or("icfg.bin is truncated")?;
+        let s = &self.b[self.at..end];
+        self.at = end;
+        Ok(s)
+    }
+    fn u8(&mut self) -> Res<u8> {
+        Ok(self.take(1)?[0])
+    }
+    fn u32(&mut self) -> Res<u32> {
+        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
+    }
+    fn u64(&mut self) -> Res<u64> {
+        Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
+    }
+    fn str(&mut self) -> Res<String> {
+        let n = self.u32()? as usize;
+        String::from_utf8(self.take(n)?.to_vec()).map_err(|_| "icfg.bin holds a string that is not UTF-8".into())
+    }
+    fn lang(&mut self) -> Res<Lang> {
+        LANGS.get(self.u8()? as usize).copied().ok_or_else(|| "icfg.bin: unknown language".into())
+    }
+    /// A count of records at least `min_bytes` each: bounded by what is left, so damage
+    /// cannot make a huge allocation.
+    fn count(&mut self, min_bytes: usize) -> Res<usize> {
+        let n = self.u32()? as usize;
+        if n.saturating_mul(min_bytes) > self.b.len() - self.at {
+            return Err("icfg.bin: a count exceeds the file".into());
+        }
+        Ok(n)
+    }
+}
+
+pub fn encode(icfg: &Icfg) -> Vec<u8> {
+    let mut w = W(Vec::with_capacity(64 * icfg.graph.node_count()));
+    w.0.extend(MAGIC);
+    w.u32(icfg.files.len() as u32);
+    for f in &icfg.files {
+        w.str(&f.path.to_string_lossy());
+        w.lang(f.lang);
+        w.u32(f.lines);
+        w.u64(f.bytes);
+        w.u32(f.error_regions);
+        w.u8(f.removed as u8);
+        w.str(&f.unit.package);
+        w.u32(f.unit.imports.len() as u32);
+        for i in &f.unit.imports {
+            w.str(i);
+        }
+    }
+    w.u32(icfg.functions.len() as u32);
+    for f in &icfg.functions {
+        let m = &f.meta;
+        w.str(&m.name);
+        w.u32(m.scope.len() as u32);
+        for s in &m.scope {
+            w.str(s);
+        }
+        w.u32(m.arity.map_or(u32::MAX, |a| a));
+        w.u32(m.min_arity);
+        w.u8(m.file_local as u8);
+        w.lang(m.lang);
+        for v in [m.file, m.lines.0, m.lines.1, m.bytes.0, m.bytes.1, f.entry.index() as u32, f.exit.index() as u32] {
+            w.u32(v);
+        }
+        w.u8(f.removed as u8);
+    }
+    w.u32(icfg.graph.node_count() as u32);
+    for n in icfg.graph.node_weights() {
+        w.u8(NodeKind::ALL.iter().position(|&k| k == n.kind).unwrap_or(0) as u8);
+        w.lang(n.lang);
+        for v in [n.file, n.function, n.bytes.0, n.bytes.1, n.lines.0, n.lines.1, n.parent.unwrap_or(u32::MAX)] {
+            w.u32(v);
+        }
+        w.str(&n.text);
+        w.u32(n.calls.len() as u32);
+        for c in &n.calls {
+            w.str(&c.name);
+            w.str(&c.qualifier);
+            w.u32(c.argc);
+            w.u8(c.member as u8);
+        }
+    }
+    let intra: Vec<_> = icfg.graph.edge_references().filter(|e| !matches!(e.weight(), EdgeKind::Call | EdgeKind::Return)).collect();
+    w.u32(intra.len() as u32);
+    for e in intra {
+        w.u32(e.source().index() as u32);
+        w.u32(e.target().index() as u32);
+        w.u8(EdgeKind::ALL.iter().position(|k| k == e.weight()).unwrap_or(0) as u8);
+    }
+    w.u32(icfg.calls.len() as u32);
+    for c in &icfg.calls {
+        w.u32(c.node.index() as u32);
+        w.u32(c.call);
+        w.u32(c.targets.len() as u32);
+        for &t in &c.targets {
+            w.u32(t);
+        }
+    }
+    w.0
+}
+
+/// The ICFG [`encode`] wrote, call and return edges rebuilt from its sites; every id is
+/// checked, so a damaged file is an error, never a panic later.
+pub fn decode(bytes: &[u8]) -> Result<Icfg, String> {
+    if bytes.len() < 8 || &bytes[..8] != MAGIC {
+        return Err("icfg.bin is not an ICFG file".into());
+    }
+    let mut r = R { b: bytes, at: 8 };
+    let mut icfg = Icfg::default();
+    for _ in 0..r.count(30)? {
+        let path = r.str()?.into();
+        let lang = r.lang()?;
+        let (lines, bytes, error_regions, removed) = (r.u32()?, r.u64()?, r.u32()?, r.u8()? == 1);
+        let package = r.str()?;
+        let imports = (0..r.count(4)?).map(|_| r.str()).collect::<Res<Vec<_>>>()?;
+        icfg.files.push(SourceFile { path, lang, lines, bytes, error_regions, unit: FileUnit { package, imports }, removed });
+    }
+    for _ in 0..r.count(40)? {
+        let name = r.str()?;
+        let scope = (0..r.count(4)?).map(|_| r.str()).collect::<Res<Vec<_>>>()?;
+        let arity = Some(r.u32()?).filter(|&a| a != u32::MAX);
+        let min_arity = r.u32()?;
+        let file_local = r.u8()? == 1;
+        let lang = r.lang()?;
+        let v: Vec<u32> = (0..7).map(|_| r.u32()).collect::<Res<_>>()?;
+        let removed = r.u8()? == 1;
+        let meta = FunctionMeta { name, scope, arity, min_arity, file_local, lang, file: v[0], lines: (v[1], v[2]), bytes: (v[3], v[4]) };
+        icfg.functions.push(Function { meta, entry: NodeIndex::new(v[5] as usize), exit: NodeIndex::new(v[6] as usize), removed });
+    }
+    let nodes = r.count(34)?;
+    icfg.graph.reserve_nodes(nodes);
+    for _ in 0..nodes {
+        let kind = *NodeKind::ALL.get(r.u8()? as usize).ok_or("icfg.bin: unknown node kind")?;
+        let lang = r.lang()?;
+        let v: Vec<u32> = (0..7).map(|_| r.u32()).collect::<Res<_>>()?;
+        let text = r.str()?;
+        let calls = (0..r.count(13)?)
+            .map(|_| Ok(CallRef { name: r.str()?, qualifier: r.str()?, argc: r.u32()?, member: r.u8()? == 1 }))
+            .collect::<Res<Vec<_>>>()?;
+        let parent = Some(v[6]).filter(|&p| p != u32::MAX);
+        icfg.graph.add_node(Node { kind, lang, file: v[0], function: v[1], bytes: (v[2], v[3]), lines: (v[4], v[5]), text, calls, parent });
+    }
+    let n_nodes = icfg.graph.node_count();
+    let (n_files, n_functions) = (icfg.files.len(), icfg.functions.len());
+    let bad = |what: &str| format!("icfg.bin: {what} out of range");
+    for f in &icfg.functions {
+        if f.meta.file as usize >= n_files || f.entry.index() >= n_nodes || f.exit.index() >= n_nodes {
+            return Err(bad("a function"));
+        }
+    }
+    if icfg.graph.node_weights().any(|n| n.function as usize >= n_functions || n.file as usize >= n_files) {
+        return Err(bad("a node"));
+    }
+    let edges = r.count(9)?;
+    icfg.graph.reserve_edges(edges);
+    for _ in 0..edges {
+        let (a, b) = (r.u32()? as usize, r.u32()? as usize);
+        let kind = *EdgeKind::ALL.get(r.u8()? as usize).ok_or("icfg.bin: unknown edge kind")?;
+        if a >= n_nodes || b >= n_nodes {
+            return Err(bad("an edge"));
+        }
+        icfg.graph.add_edge(NodeIndex::new(a), NodeIndex::new(b), kind);
+    }
+    let mut sites = Vec::new();
+    for _ in 0..r.count(12)? {
+        let (node, call) = (r.u32()? as usize, r.u32()?);
+        let targets = (0..r.count(4)?).map(|_| r.u32()).collect::<Res<Vec<_>>>()?;
+        if node >= n_nodes || targets.iter().any(|&t| t as usize >= n_functions) {
+            return Err(bad("a call site"));
+        }
+        sites.push(CallSite { node: NodeIndex::new(node), call, targets });
+    }
+    if r.at != bytes.len() {
+        return Err("icfg.bin: trailing bytes".into());
+    }
+    icfg.add_call_edges(sites);
+    Ok(icfg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_a_parsed_corpus_and_refuses_damage() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.c"), "static int sq(int x) { return x * x; }\nint f(int n) { int s = 0; for (int i = 0; i < n; i++) s += sq(i); return s; }\n").unwrap();
+        std::fs::write(dir.path().join("B.java"), "package p; import q.R;\nclass B { int g() { return new B().h(2); } int h(int k) { return k; } }\n").unwrap();
+        let icfg = crate::corpus::load(&[dir.path().to_path_buf()], &Default::default()).icfg;
+        let bytes = encode(&icfg);
+        let back = decode(&bytes).unwrap();
+        assert_eq!(encode(&back), bytes);
+        assert_eq!(back.graph.edge_count(), icfg.graph.edge_count());
+        assert_eq!(back.calls.len(), icfg.calls.len());
+        assert_eq!(back.files[1].unit.imports, icfg.files[1].unit.imports);
+        for cut in [9, bytes.len() / 2, bytes.len() - 1] {
+            assert!(decode(&bytes[..cut]).is_err());
+        }
+        let mut bad = bytes.clone();
+        let last = bad.len() - 4;
+        bad[last..].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(decode(&bad).is_err());
+    }
+}

@@ -1,0 +1,400 @@
+//! Bringing an index up to date for the files that changed, at a cost in proportion to the
+//! change: only changed and added files are parsed; only calls whose candidates changed are
+//! resolved again; only nodes within the GCN's receptive field (two edges) of a changed
+//! node get new vectors; FAISS, BM25F, shapes and the database change by id. Ids of
+//! removed functions and nodes stay empty, so no other id moves; when too much of the index
+//! would change, or too many ids are empty, the caller builds anew instead.
+//!
+//! What comes out equals a full build of the same tree, up to the numbering and to what a
+//! full build fits to its data: the projection and the quantizers keep the first build's fit.
+
+use super::build::{commit, encoder_stats, function_vectors, read_sources, skipped_rows, write_parts};
+use super::store::{edge_rows, Store};
+use super::*;
+use crate::corpus::walk::Skipped;
+use crate::graph::{Csr, Icfg};
+use crate::model::embed::{embed_nodes, op_counts, IN_DIM};
+use crate::shape::Shape;
+use petgraph::graph::NodeIndex;
+use std::collections::{HashMap, HashSet};
+
+/// Above this share of indexed files changed, a full build is cheaper than an update.
+const MAX_CHANGED_FILES: f64 = 0.2;
+/// Above this share of live nodes needing new vectors, likewise.
+const MAX_RECOMPUTED_NODES: f64 = 0.25;
+/// Above this share of function ids left empty by removals, a full build compacts them.
+const MAX_EMPTY_SLOTS: f64 = 0.25;
+
+/// How the files found differ from those indexed.
+#[derive(Debug, Default)]
+pub struct Diff {
+    pub changed: Vec<PathBuf>,
+    pub added: Vec<PathBuf>,
+    pub removed: Vec<String>,
+    pub unchanged: usize,
+    /// Content hash of each file changed or added.
+    pub hashes: HashMap<PathBuf, String>,
+    /// Files skipped before that are still there, unchanged: (path, hash, reason).
+    pub still_skipped: Vec<(String, String, String)>,
+}
+
+impl Diff {
+    /// Compares `files` (a walk's) with the files `store` records, indexed or skipped, by
+    /// path and content hash (over the text as a build reads it).
+    pub fn of(store: &Store, files: &[PathBuf]) -> Result<Diff, IndexError> {
+        let indexed: HashMap<String, String> = store.files()?.into_iter().map(|f| (f.path, f.hash)).collect();
+        let skipped = store.skipped()?;
+        let hashed: Vec<(&PathBuf, String)> = files
+            .par_iter()
+            .map(|p| (p, std::fs::read(p).map(|b| sha256_hex(String::from_utf8_lossy(&b).as_bytes())).unwrap_or_default()))
+            .collect();
+        let mut d = Diff::default();
+        let mut seen = HashSet::new();
+        for (p, hash) in hashed {
+            let key = p.to_string_lossy().into_owned();
+            match (indexed.get(&key), skipped.get(&key)) {
+                (Some(old), _) if *old == hash => d.unchanged += 1,
+                (Some(_), _) => {
+                    d.changed.push(p.clone());
+                    d.hashes.insert(p.clone(), hash);
+                }
+                (None, Some((old, reason))) if *old == hash && !hash.is_empty() => {
+                    d.unchanged += 1;
+                    d.still_skipped.push((key.clone(), hash, reason.clone()));
+                }
+                (None, _) => {
+                    d.added.push(p.clone());
+                    d.hashes.insert(p.clone(), hash);
+                }
+            }
+            seen.insert(key);
+        }
+        d.removed = indexed.into_keys().filter(|p| !seen.contains(p)).collect();
+        d.changed.sort();
+        d.added.sort();
+        d.removed.sort();
+        Ok(d)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.changed.is_empty() && self.added.is_empty() && self.removed.is_empty()
+    }
+}
+
+pub(super) struct Context<'a> {
+    pub dir: &'a Path,
+    pub gen: &'a Path,
+    pub model_dir: &'a Path,
+    pub model: &'a Model,
+    pub enc: &'a crate::features::Encoder,
+    pub fenc: &'a crate::features::Encoder,
+    pub opts: &'a IndexOptions,
+    pub walk_skipped: &'a [Skipped],
+}
+
+pub(super) enum Outcome {
+    Done,
+    /// The update would cost about as much as a full build: why.
+    Declined(String),
+}
+
+fn corrupt(e: String) -> IndexError {
+    IndexError::Corrupt(e)
+}
+
+/// Updates the index at `ctx.gen` for `diff` into a new generation.
+pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Instant, progress: Progress) -> Result<Outcome, IndexError> {
+    let gen = ctx.gen;
+    let mut t = Instant::now();
+    let mut lap = |what: &str| {
+        log::debug!("update {what}: {:.1} ms", t.elapsed().as_secs_f64() * 1000.0);
+        t = Instant::now();
+    };
+    let old_meta = read_meta(gen)?;
+    let indexed_files = old_meta.files.max(1);
+    let touched_files = diff.changed.len() + diff.added.len() + diff.removed.len();
+    if touched_files as f64 > MAX_CHANGED_FILES * indexed_files as f64 && touched_files > 1 {
+        return Ok(Outcome::Declined(format!("{touched_files} of {indexed_files} files changed")));
+    }
+    progress("parse", 0, 0);
+    let mut icfg = super::icfg_file::decode(&read_checked(gen, "icfg.bin", &old_meta)?).map_err(corrupt)?;
+    let old_csr = Csr::from_bytes(&read_checked(gen, "graph.bin", &old_meta)?).ok_or_else(|| corrupt("graph.bin is not a graph".into()))?;
+    let (old_files, old_fns, old_nodes) = (icfg.files.len() as u32, icfg.functions.len() as u32, icfg.graph.node_count());
+    if old_csr.node_count() != old_nodes {
+        return Err(corrupt("icfg.bin and graph.bin disagree in size".into()));
+    }
+    let old_edges = edge_rows(&icfg);
+    lap("load");
+
+    // Out: every function of a changed or removed file.
+    let by_path: HashMap<String, u32> =
+        icfg.files.iter().enumerate().filter(|(_, f)| !f.removed).map(|(i, f)| (f.path.to_string_lossy().into_owned(), i as u32)).collect();
+    let gone_files: Vec<u32> = diff.changed.iter().map(|p| p.to_string_lossy().into_owned()).chain(diff.removed.iter().cloned()).filter_map(|p| by_path.get(&p).copied()).collect();
+    let gone_set: HashSet<u32> = gone_files.iter().copied().collect();
+    let removed_fns: Vec<u32> = (0..old_fns).filter(|&f| !icfg.functions[f as usize].removed && gone_set.contains(&icfg.functions[f as usize].meta.file)).collect();
+    let mut changed_names: HashSet<String> = HashSet::new();
+    let mut removed_nodes: Vec<u64> = Vec::new();
+    for &f in &removed_fns {
+        changed_names.insert(icfg.functions[f as usize].meta.name.clone());
+        removed_nodes.extend(icfg.function_nodes(f).map(|n| n as u64));
+        icfg.remove_function(f);
+    }
+    for &f in &gone_files {
+        icfg.files[f as usize].removed = true;
+    }
+
+    // In: the changed and added files, parsed.
+    let mut to_parse: Vec<PathBuf> = diff.changed.iter().chain(&diff.added).cloned().collect();
+    to_parse.sort();
+    let mut skipped: Vec<Skipped> = ctx.walk_skipped.to_vec();
+    let mut new_hashes = Vec::new();
+    for (path, r) in to_parse.iter().zip(crate::corpus::parse(&to_parse, &ctx.opts.walk)) {
+        match r {
+            Ok(Some((file, pf))) => {
+                let id = icfg.add_file(file, pf.functions);
+                new_hashes.push((id, diff.hashes.get(path).cloned().unwrap_or_default()));
+            }
+            Ok(None) => {}
+            Err(s) => {
+                log::info!("{s}");
+                skipped.push(s);
+            }
+        }
+    }
+    let new_fns = old_fns..icfg.functions.len() as u32;
+    lap("parse");
+    for f in new_fns.clone() {
+        changed_names.insert(icfg.functions[f as usize].meta.name.clone());
+    }
+    let slots = icfg.functions.len();
+    let empty = icfg.functions.iter().filter(|f| f.removed).count();
+    if empty as f64 > MAX_EMPTY_SLOTS * slots as f64 {
+        return Ok(Outcome::Declined(format!("{empty} of {slots} function ids are empty: compacting")));
+    }
+
+    // Calls: the new files' own, and every other whose name a removed or added function has.
+    let mut old_targets: HashMap<(usize, u32), (u32, Vec<u32>)> = HashMap::new();
+    for c in &icfg.calls {
+        let node = &icfg.graph[c.node];
+        let caller = &icfg.functions[node.function as usize];
+        if let Some(call) = node.calls.get(c.call as usize) {
+            if changed_names.contains(Icfg::callee_name(caller, call)) {
+                old_targets.insert((c.node.index(), c.call), (node.function, c.targets.clone()));
+            }
+        }
+    }
+    let mut site_nodes: Vec<usize> = old_targets.keys().map(|k| k.0).collect();
+    site_nodes.sort_unstable();
+    site_nodes.dedup();
+    let nodes_iter = site_nodes.iter().map(|&n| NodeIndex::new(n)).chain((old_nodes..icfg.graph.node_count()).map(NodeIndex::new));
+    let sites = icfg.resolve_calls(nodes_iter, &|caller, call| caller.meta.file >= old_files || changed_names.contains(Icfg::callee_name(caller, call)));
+    // Shapes name their callees: a caller whose targets changed gets a new shape.
+    let mut reshaped: HashSet<u32> = HashSet::new();
+    for s in &sites {
+        if let Some((f, old)) = old_targets.get(&(s.node.index(), s.call)) {
+            if *old != s.targets {
+                reshaped.insert(*f);
+            }
+        }
+    }
+    icfg.relink(sites);
+    let csr = Csr::from_icfg(&icfg);
+    lap("relink");
+
+    // Vectors: nodes within two edges of a node that is new or whose neighbours changed.
+    let live = |n: u32| !icfg.functions[icfg.graph[NodeIndex::new(n as usize)].function as usize].removed;
+    let mut dirty: Vec<u32> = (old_nodes as u32..icfg.graph.node_count() as u32).collect();
+    dirty.extend((0..old_nodes as u32).filter(|&n| live(n) && csr.neighbors(n) != old_csr.neighbors(n)));
+    let mut reach = vec![false; icfg.graph.node_count()];
+    let mut frontier = dirty;
+    let mut affected: Vec<u32> = Vec::new();
+    for n in &frontier {
+        reach[*n as usize] = true;
+    }
+    affected.extend(&frontier);
+    for _ in 0..2 {
+        let mut next = Vec::new();
+        for &n in &frontier {
+            for &m in csr.neighbors(n) {
+                if !std::mem::replace(&mut reach[m as usize], true) {
+                    next.push(m);
+                }
+            }
+        }
+        affected.extend(&next);
+        frontier = next;
+    }
+    affected.retain(|&n| live(n));
+    affected.sort_unstable();
+    let live_nodes = (0..icfg.graph.node_count() as u32).filter(|&n| live(n)).count();
+    if affected.len() as f64 > MAX_RECOMPUTED_NODES * live_nodes as f64 && affected.len() > 1000 {
+        return Ok(Outcome::Declined(format!("the change reaches {} of {live_nodes} nodes", affected.len())));
+    }
+    report.parse_seconds = t0.elapsed().as_secs_f64();
+    lap("affected");
+
+    let t1 = Instant::now();
+    let before = encoder_stats(ctx.enc, ctx.fenc);
+    let hidden = ctx.model.gcn.hidden as usize;
+    let width = hidden + IN_DIM;
+    let rows = embed_nodes(ctx.model, &icfg, &csr, ctx.enc, &affected, &mut |d, t| progress("embed", d, t))?;
+    let mut add_ids = Vec::new();
+    let mut search_rows = Vec::new();
+    for (i, &n) in affected.iter().enumerate() {
+        if vectors::searchable(icfg.graph[NodeIndex::new(n as usize)].kind) {
+            add_ids.push(n as u64);
+            ctx.opts.features.search_vector(&rows[i * width..(i + 1) * width], hidden, &mut search_rows);
+        }
+    }
+    lap("embed");
+    drop(rows);
+    let mut drop_ids: Vec<u64> = affected.iter().filter(|&&n| (n as usize) < old_nodes).map(|&n| n as u64).collect();
+    drop_ids.extend(&removed_nodes);
+
+    // Shapes, BM25F documents and function texts of the new functions; new shapes of callers.
+    let new_files = old_files as usize;
+    let sources = read_sources(&icfg, &|i| i >= new_files);
+    let ops = |n: NodeIndex| op_counts(&icfg.graph[n]);
+    let added_shapes: Vec<Shape> = new_fns.clone().into_par_iter().map(|f| Shape::of_function(&icfg, f, &ops)).collect();
+    let replaced: HashMap<u32, Shape> =
+        reshaped.iter().filter(|&&f| !icfg.functions[f as usize].removed).map(|&f| (f, Shape::of_function(&icfg, f, &ops))).collect();
+    let old_shapes = crate::shape::store::Shapes::from_bytes(read_checked(gen, "shapes.bin", &old_meta)?).map_err(corrupt)?;
+    let shape_bytes = crate::shape::store::update(&old_shapes, &removed_fns, &replaced, &added_shapes);
+    drop(old_shapes);
+    let comment = |f: u32| function_comment(&icfg, f, &sources[icfg.functions[f as usize].meta.file as usize]).to_string();
+    lap("shapes");
+    let docs = lexical::documents_of(&icfg, new_fns.clone(), &sources, &comment);
+    let old_lex = lexical::Lexical::from_bytes(read_checked(gen, "lexical.bin", &old_meta)?).map_err(corrupt)?;
+    let lexical_bytes = lexical::update(&old_lex, &removed_fns, &docs);
+    drop(old_lex);
+    lap("lexical");
+    let ftexts: Vec<String> = new_fns.clone().into_par_iter().map(|f| function_text(&icfg, f, &sources[icfg.functions[f as usize].meta.file as usize])).collect();
+    let fvecs = function_vectors(ctx.fenc, &ftexts, progress)?;
+    let after = encoder_stats(ctx.enc, ctx.fenc);
+    lap("functions");
+    report.texts_encoded = after.0 - before.0;
+    report.texts_from_cache = after.1 - before.1;
+    report.embed_seconds = t1.elapsed().as_secs_f64();
+
+    let t2 = Instant::now();
+    progress("write", 0, 1);
+    let live_files: Vec<&crate::graph::SourceFile> = icfg.files.iter().filter(|f| !f.removed).collect();
+    let live_ids: Vec<u32> =
+        (0..icfg.graph.node_count() as u32).filter(|&n| live(n) && vectors::searchable(icfg.graph[NodeIndex::new(n as usize)].kind)).collect();
+    let live_functions = icfg.functions.iter().filter(|f| !f.removed).count();
+    let new_edges = edge_rows(&icfg);
+    let (edges_gone, edges_new) = sorted_diff(&old_edges, &new_edges);
+    let mut skipped_rows_all = skipped_rows(&skipped);
+    skipped_rows_all.extend(diff.still_skipped.iter().cloned());
+    let meta = IndexMeta {
+        files: live_files.len(),
+        lines: live_files.iter().map(|f| f.lines as u64).sum(),
+        source_bytes: live_files.iter().map(|f| f.bytes).sum(),
+        functions: live_functions,
+        function_slots: icfg.functions.len(),
+        nodes: icfg.graph.node_count(),
+        indexed_nodes: live_ids.len(),
+        edges: icfg.graph.edge_count(),
+        skipped: skipped_rows_all.len(),
+        checksums: Default::default(),
+        ..old_meta.clone()
+    };
+    let old_db = gen.join("index.sqlite");
+    lap("rows");
+    let file_rows: Vec<(u32, &str)> = new_hashes.iter().map(|(i, h)| (*i, h.as_str())).collect();
+    let new_gen = commit(ctx.dir, ctx.model_dir, progress, |tmp| {
+        let mut nodes = vectors::read(&gen.join("nodes.faiss"), 1)?;
+        read_checked(gen, "nodes.faiss", &old_meta)?;
+        vectors::remove(&mut nodes, &drop_ids)?;
+        if old_meta.checksums.contains_key("nodes.pca") {
+            let b = read_checked(gen, "nodes.pca", &old_meta)?;
+            let p = Projection::from_bytes(&b).ok_or_else(|| corrupt("nodes.pca is not a projection".into()))?;
+            vectors::add(&mut nodes, &p.apply(&search_rows)?, &add_ids)?;
+            std::fs::write(tmp.join("nodes.pca"), &b).map_err(io(tmp))?;
+        } else {
+            vectors::add(&mut nodes, &search_rows, &add_ids)?;
+        }
+        vectors::write(&nodes, &tmp.join("nodes.faiss"))?;
+        drop(nodes);
+        read_checked(gen, "functions.faiss", &old_meta)?;
+        let mut functions = vectors::read(&gen.join("functions.faiss"), 1)?;
+        vectors::remove(&mut functions, &removed_fns.iter().map(|&f| f as u64).collect::<Vec<_>>())?;
+        vectors::add(&mut functions, &fvecs, &new_fns.clone().map(u64::from).collect::<Vec<_>>())?;
+        vectors::write(&functions, &tmp.join("functions.faiss"))?;
+        write_parts(tmp, &live_ids, &shape_bytes, &lexical_bytes, &csr, &icfg)?;
+        Ok(meta)
+    }, |db, meta_json| {
+        std::fs::copy(&old_db, db).map_err(io(&old_db))?;
+        Store::update(
+            db,
+            &icfg,
+            &gone_files,
+            &removed_fns,
+            &file_rows,
+            new_fns.clone(),
+            &edges_gone,
+            &edges_new,
+            &skipped_rows_all,
+            &[("schema", FORMAT.to_string()), ("meta", meta_json.to_string())],
+        )
+    })?;
+    report.updated = true;
+    lap("commit");
+    report.files = live_files.len();
+    report.lines = live_files.iter().map(|f| f.lines as u64).sum();
+    report.source_bytes = live_files.iter().map(|f| f.bytes).sum();
+    report.nodes = live_nodes;
+    report.functions = live_functions;
+    report.recomputed_nodes = affected.len();
+    report.recomputed_functions = new_fns.len();
+    report.skipped = skipped_rows_all.iter().fold(Default::default(), |mut m, (_, _, r)| {
+        *m.entry(r.clone()).or_insert(0) += 1;
+        m
+    });
+    report.write_seconds = t2.elapsed().as_secs_f64();
+    report.index_bytes = super::build::dir_bytes(&new_gen);
+    Ok(Outcome::Done)
+}
+
+/// What `old` has that `new` lacks, and the other way round (both sorted).
+fn sorted_diff<T: Ord + Copy>(old: &[T], new: &[T]) -> (Vec<T>, Vec<T>) {
+    let (mut gone, mut came) = (Vec::new(), Vec::new());
+    let (mut i, mut j) = (0, 0);
+    while i < old.len() || j < new.len() {
+        match (old.get(i), new.get(j)) {
+            (Some(a), Some(b)) if a == b => {
+                i += 1;
+                j += 1;
+            }
+            (Some(a), Some(b)) if a < b => {
+                gone.push(*a);
+                i += 1;
+            }
+            (Some(_), Some(b)) => {
+                came.push(*b);
+                j += 1;
+            }
+            (Some(a), None) => {
+                gone.push(*a);
+                i += 1;
+            }
+            (None, Some(b)) => {
+                came.push(*b);
+                j += 1;
+            }
+            (None, None) => break,
+        }
+    }
+    (gone, came)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sorted_diff;
+
+    #[test]
+    fn diff_of_sorted_lists() {
+        assert_eq!(sorted_diff(&[1, 2, 4, 7], &[2, 3, 4, 8, 9]), (vec![1, 7], vec![3, 8, 9]));
+        assert_eq!(sorted_diff::<u8>(&[], &[]), (vec![], vec![]));
+    }
+}
