@@ -117,8 +117,10 @@ impl<'a> Bfs<'a> {
         Bfs { csr, dist: vec![u32::MAX; csr.node_count()], touched: Vec::new(), queue: Vec::new() }
     }
 
-    /// Distances from `from` to those of `wanted` within `radius` edges; the search stops
-    /// after visiting `max_visits` nodes, so the cost of one call is bounded.
+    /// Distances from `from` to those of `wanted` within `radius` edges. The search stops
+    /// at the first distance by which it has reached `max_visits` nodes, so the cost of one
+    /// call is bounded; it stops between distances, never inside one, so what it finds does
+    /// not depend on the order of neighbours (that is, on how nodes happen to be numbered).
     pub fn distances(&mut self, from: u32, radius: u32, max_visits: usize, wanted: &HashMap<u32, usize>) -> Vec<(usize, u32)> {
         for &t in &self.touched {
             self.dist[t as usize] = u32::MAX;
@@ -133,10 +135,14 @@ impl<'a> Bfs<'a> {
         self.touched.push(from);
         self.queue.push(from);
         let mut head = 0;
-        while head < self.queue.len() && self.touched.len() < max_visits {
+        while head < self.queue.len() {
             let n = self.queue[head];
-            head += 1;
             let d = self.dist[n as usize];
+            // A new distance begins: go on only within the budget.
+            if (head == 0 || self.dist[self.queue[head - 1] as usize] != d) && self.touched.len() >= max_visits && d > 0 {
+                break;
+            }
+            head += 1;
             if let Some(&slot) = wanted.get(&n) {
                 found.push((slot, d));
             }
@@ -151,7 +157,7 @@ impl<'a> Bfs<'a> {
                 }
             }
         }
-        // Nodes reached but not yet dequeued when the visit budget ran out.
+        // Nodes reached (at the next distance) but not expanded when the budget ran out.
         for &n in &self.queue[head..] {
             if let Some(&slot) = wanted.get(&n) {
                 found.push((slot, self.dist[n as usize]));
@@ -206,5 +212,35 @@ mod tests {
         let mut d = bfs.distances(9, 6, usize::MAX, &wanted);
         d.sort();
         assert_eq!(d, vec![(1, 6), (2, 0)]);
+    }
+
+    #[test]
+    fn a_budget_stops_between_distances_whatever_the_numbering() {
+        // A star: centre 0 with leaves 1..=6, and leaf 6 continues to 7.
+        let star = |order: &[u32]| {
+            let mut adj: Vec<Vec<u32>> = vec![Vec::new(); 8];
+            for &l in order {
+                adj[0].push(l);
+                adj[l as usize].push(0);
+            }
+            adj[6].push(7);
+            adj[7].push(6);
+            let mut offsets = vec![0];
+            let mut targets = vec![];
+            for a in adj {
+                targets.extend(a);
+                offsets.push(targets.len() as u32);
+            }
+            Csr { offsets, targets }
+        };
+        let wanted: HashMap<u32, usize> = (0..8).map(|n| (n, n as usize)).collect();
+        for order in [[1, 2, 3, 4, 5, 6], [6, 5, 4, 3, 2, 1]] {
+            let c = star(&order);
+            let mut d = Bfs::new(&c).distances(0, 5, 3, &wanted);
+            d.sort();
+            // Every leaf at distance 1 is found, node 7 (distance 2) never: the budget of 3
+            // ran out within distance 1, which is finished whatever the order.
+            assert_eq!(d, (0..7).map(|n| (n, u32::from(n > 0))).collect::<Vec<_>>(), "{order:?}");
+        }
     }
 }

@@ -310,7 +310,9 @@ fn full(
     let skipped = skipped_rows(&corpus.skipped);
     let function_ids: Vec<u64> = (0..ftexts.len() as u64).collect();
     let gen = commit(inp.dir, inp.model_dir, progress, |tmp| {
-        let nodes_index = if vectors::projects(ids.len()) {
+        // `Flat` named by the user means exact search: full vectors, compared one by one.
+        let exact = opts.factory.as_deref() == Some("Flat");
+        let nodes_index = if vectors::projects(ids.len()) && !exact {
             let p = Projection::fit(&search_rows, dim, vectors::PCA_DIM)?;
             p.write(&tmp.join("nodes.pca"))?;
             vectors::build_with_ids(&node_factory, p.d_out, &p.apply(&search_rows)?, &ids)?
