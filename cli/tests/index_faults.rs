@@ -53,7 +53,8 @@ fn killed_index_run_leaves_the_previous_index_searchable() {
     assert_eq!(code, 0, "{err}");
     assert!(before.contains("#1 score"), "{before}");
 
-    // Change a file, then kill the indexer after it wrote the new generation aside.
+    // Change a file, then kill the indexer (an update) after it wrote the new generation
+    // aside.
     let f = src.join("unweighted.c");
     let mut text = std::fs::read_to_string(&f).unwrap();
     text.push_str("\nint beryl_added(int a, int b) { return a < b ? a : b; }\n");
@@ -89,10 +90,11 @@ fn killed_index_run_leaves_the_previous_index_searchable() {
     let strip = |s: &str| s.lines().filter(|l| !l.contains(" ms (")).collect::<Vec<_>>().join("\n");
     assert_eq!(strip(&before), strip(&after));
 
-    // A new run completes, sees one changed file, and cleans up the killed run's folder.
+    // A new run completes, updating the index for the one changed file, and cleans up the
+    // killed run's folder.
     let (code, out, err) = run(beryl().arg("index").arg(&src).arg("--index").arg(&index));
     assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("2 unchanged, 1 changed"), "{out}");
+    assert!(out.contains("2 unchanged, 1 changed") && out.contains("updated in"), "{out}");
     let names: Vec<String> = std::fs::read_dir(&index).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
     assert!(!names.iter().any(|n| n.contains(".tmp-")), "{names:?}");
     assert_eq!(names.iter().filter(|n| n.starts_with("gen-")).count(), 1, "{names:?}");
@@ -453,4 +455,43 @@ fn two_writers_on_one_index_one_refuses() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("#1 score"), "{out}");
     assert_eq!(generations(&index).len(), 1, "{:?}", generations(&index));
+}
+
+#[test]
+fn a_file_skipped_in_an_update_loses_its_entries() {
+    let (_tmp, src, index) = scratch();
+    let (code, out, err) = run(beryl().arg("index").arg(&src).arg("--index").arg(&index));
+    assert_eq!(code, 0, "{out}{err}");
+    let find = |what: &str| {
+        let (code, out, err) = run(beryl().arg("search").arg(what).arg("--index").arg(&index).arg("--top").arg("30"));
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    assert!(find("shortest paths with the Bellman-Ford algorithm").contains("bellman_ford.c"));
+
+    // One file nested past what the parser reads, another turned binary: both leave.
+    let bf = src.join("bellman_ford.c");
+    let original = std::fs::read(&bf).unwrap();
+    std::fs::write(&bf, nest("void f(void) {", "{", "int x = 1;", "}", 5_000, "}\n")).unwrap();
+    let uw = src.join("unweighted.c");
+    let mut bytes = std::fs::read(&uw).unwrap();
+    bytes[10] = 0;
+    std::fs::write(&uw, &bytes).unwrap();
+    let (code, out, err) = run(beryl().arg("index").arg(&src).arg("--index").arg(&index));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("updated in") && out.contains("2 files skipped (binary 1, too_deep 1)"), "{out}");
+    let found = find("shortest paths with the Bellman-Ford algorithm");
+    assert!(!found.contains("bellman_ford.c") && !found.contains("unweighted.c"), "{found}");
+
+    // Unchanged since: up to date, still saying what it skips.
+    let (code, out, _) = run(beryl().arg("index").arg(&src).arg("--index").arg(&index));
+    assert_eq!(code, 0);
+    assert!(out.contains("up to date"), "{out}");
+
+    // Restored: back in the index.
+    std::fs::write(&bf, original).unwrap();
+    let (code, out, err) = run(beryl().arg("index").arg(&src).arg("--index").arg(&index));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("updated in"), "{out}");
+    assert!(find("shortest paths with the Bellman-Ford algorithm").contains("bellman_ford.c"));
 }

@@ -18,12 +18,16 @@ use crate::shape::Shape;
 use petgraph::graph::NodeIndex;
 use std::collections::{HashMap, HashSet};
 
-/// Above this share of indexed files changed, a full build is cheaper than an update.
-const MAX_CHANGED_FILES: f64 = 0.2;
+/// Above this share of the source bytes changed, a full build costs about what an update
+/// does, and refits what an update keeps (projection, quantizers).
+const MAX_CHANGED_BYTES: f64 = 0.2;
 /// Above this share of live nodes needing new vectors, likewise.
 const MAX_RECOMPUTED_NODES: f64 = 0.25;
 /// Above this share of function ids left empty by removals, a full build compacts them.
 const MAX_EMPTY_SLOTS: f64 = 0.25;
+/// Below this many nodes (indexed or left empty) an index is always updated: a full build
+/// would take about a second, and the shares above say little.
+const SMALL_NODES: usize = 20_000;
 
 /// How the files found differ from those indexed.
 #[derive(Debug, Default)]
@@ -111,10 +115,11 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
         t = Instant::now();
     };
     let old_meta = read_meta(gen)?;
-    let indexed_files = old_meta.files.max(1);
-    let touched_files = diff.changed.len() + diff.added.len() + diff.removed.len();
-    if touched_files as f64 > MAX_CHANGED_FILES * indexed_files as f64 && touched_files > 1 {
-        return Ok(Outcome::Declined(format!("{touched_files} of {indexed_files} files changed")));
+    let new_bytes: u64 = diff.changed.iter().chain(&diff.added).filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum();
+    let touched = new_bytes;
+    if old_meta.indexed_nodes > SMALL_NODES && touched as f64 > MAX_CHANGED_BYTES * old_meta.source_bytes as f64 {
+        let share = 100.0 * touched as f64 / old_meta.source_bytes.max(1) as f64;
+        return Ok(Outcome::Declined(format!("the changed files hold {share:.0}% of the source")));
     }
     progress("parse", 0, 0);
     let mut icfg = super::icfg_file::decode(&read_checked(gen, "icfg.bin", &old_meta)?).map_err(corrupt)?;
@@ -168,7 +173,8 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
     }
     let slots = icfg.functions.len();
     let empty = icfg.functions.iter().filter(|f| f.removed).count();
-    if empty as f64 > MAX_EMPTY_SLOTS * slots as f64 {
+    let empty_nodes: usize = (0..slots as u32).filter(|&f| icfg.functions[f as usize].removed).map(|f| icfg.function_nodes(f).len()).sum();
+    if empty as f64 > MAX_EMPTY_SLOTS * slots as f64 && empty_nodes > SMALL_NODES {
         return Ok(Outcome::Declined(format!("{empty} of {slots} function ids are empty: compacting")));
     }
 
@@ -227,7 +233,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
     affected.retain(|&n| live(n));
     affected.sort_unstable();
     let live_nodes = (0..icfg.graph.node_count() as u32).filter(|&n| live(n)).count();
-    if affected.len() as f64 > MAX_RECOMPUTED_NODES * live_nodes as f64 && affected.len() > 1000 {
+    if affected.len() as f64 > MAX_RECOMPUTED_NODES * live_nodes as f64 && live_nodes > SMALL_NODES {
         return Ok(Outcome::Declined(format!("the change reaches {} of {live_nodes} nodes", affected.len())));
     }
     report.parse_seconds = t0.elapsed().as_secs_f64();
