@@ -3,6 +3,7 @@
 use crate::args::{check_paths, default_model, EncoderArgs};
 use anyhow::{Context, Result};
 use beryl::corpus::WalkOptions;
+use beryl::features::TextEncoders;
 use beryl::index::{self, FeatureSet, IndexOptions};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
@@ -48,22 +49,42 @@ pub struct IndexArgs {
     json: bool,
 }
 
+/// What a build needs, from the arguments.
+pub struct Prepared {
+    pub dir: PathBuf,
+    pub opts: IndexOptions,
+    pub encs: TextEncoders,
+    pub model: PathBuf,
+}
+
+impl IndexArgs {
+    pub fn paths(&self) -> &[PathBuf] {
+        &self.paths
+    }
+
+    pub fn prepare(&self) -> Result<Prepared> {
+        let a = self;
+        check_paths(&a.paths)?;
+        let dir = a.index.clone().unwrap_or_else(|| {
+            let first = &a.paths[0];
+            if first.is_dir() { first.join(".beryl") } else { first.parent().unwrap_or(Path::new(".")).join(".beryl") }
+        });
+        let features = FeatureSet::parse(&a.features).map_err(anyhow::Error::msg)?;
+        let opts = IndexOptions {
+            walk: WalkOptions { max_bytes: a.max_file_size, respect_ignore: !a.no_ignore, langs: Vec::new() },
+            features,
+            factory: a.faiss.clone(),
+            flat_max: a.flat_max,
+            force: a.force,
+        };
+        let encs = a.encoders.load(a.threads);
+        let model = a.model.clone().unwrap_or_else(|| default_model(a.encoders.statements.into()));
+        Ok(Prepared { dir, opts, encs, model })
+    }
+}
+
 pub fn run(a: IndexArgs) -> Result<()> {
-    check_paths(&a.paths)?;
-    let dir = a.index.clone().unwrap_or_else(|| {
-        let first = &a.paths[0];
-        if first.is_dir() { first.join(".beryl") } else { first.parent().unwrap_or(Path::new(".")).join(".beryl") }
-    });
-    let features = FeatureSet::parse(&a.features).map_err(anyhow::Error::msg)?;
-    let opts = IndexOptions {
-        walk: WalkOptions { max_bytes: a.max_file_size, respect_ignore: !a.no_ignore, langs: Vec::new() },
-        features,
-        factory: a.faiss.clone(),
-        flat_max: a.flat_max,
-        force: a.force,
-    };
-    let encs = a.encoders.load(a.threads);
-    let model = a.model.clone().unwrap_or_else(|| default_model(a.encoders.statements.into()));
+    let Prepared { dir, opts, encs, model } = a.prepare()?;
     let bar = ProgressBar::new(0);
     bar.set_style(
         ProgressStyle::with_template("{prefix:>9} [{bar:30}] {pos}/{len} files {per_sec} eta {eta} {elapsed_precise}")?

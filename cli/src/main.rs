@@ -20,6 +20,7 @@ mod mcp;
 mod pcode;
 mod search;
 mod train;
+mod watch;
 
 #[derive(Parser)]
 #[command(name = "beryl", version, about = "Find algorithm implementations in C, C++ and Java code")]
@@ -88,6 +89,8 @@ enum Cmd {
     Index(index::IndexArgs),
     /// Search an index with pseudocode (--pseudo FILE) or a natural-language QUERY.
     Search(search::SearchArgs),
+    /// Keep an index up to date while its sources change (one line per update).
+    Watch(watch::WatchArgs),
     /// Benchmarks of search quality: CLARC, GenCodeSearchNet, algorithm location.
     #[command(subcommand)]
     Eval(eval::EvalCmd),
@@ -166,6 +169,7 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Doctor => doctor::run(),
         Cmd::Index(a) => index::run(a),
         Cmd::Search(a) => search::run(a),
+        Cmd::Watch(a) => watch::run(a),
         Cmd::Eval(cmd) => eval::run(cmd),
         Cmd::Anonymize(a) => anonymize::run(a),
         Cmd::Bench { cmd } => bench::run(cmd),

@@ -99,7 +99,7 @@ pub fn build(
         report.removed_files = diff.removed.len();
         if diff.is_empty() {
             report.up_to_date = true;
-            report.files = diff.unchanged;
+            report.files = diff.unchanged - diff.still_skipped.len();
             report.total_seconds = t0.elapsed().as_secs_f64();
             claim.keep();
             return Ok(report);

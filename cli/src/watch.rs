@@ -1,0 +1,102 @@
+//! `beryl watch`: keeps an index in step with its source trees. Changes are collected until
+//! the trees are quiet for a moment, then the index is updated (see `beryl index`) and one
+//! line says what changed. Each update swaps in a whole generation, so a search never sees
+//! half of one, and Ctrl-C or a kill at any moment leaves the last one searchable.
+
+use crate::index::{IndexArgs, Prepared};
+use anyhow::{Context, Result};
+use beryl::index::{self, BuildReport};
+use notify::{RecursiveMode, Watcher};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+#[derive(clap::Args)]
+pub struct WatchArgs {
+    #[command(flatten)]
+    index: IndexArgs,
+    /// Quiet time after the last change before the index is updated, in milliseconds.
+    #[arg(long, default_value_t = 200)]
+    debounce_ms: u64,
+}
+
+/// Whether a change at `path` can matter to the index: a C, C++ or Java file outside the
+/// index folder. Ignored files pass here; the update's walk leaves them out.
+fn relevant(path: &Path, index_dir: &Path) -> bool {
+    !path.starts_with(index_dir) && beryl::lang::lang_of(path).is_some()
+}
+
+/// One line for an update: when, what changed, what it cost.
+fn line(r: &BuildReport) -> String {
+    let when = clock();
+    let how = if r.updated {
+        format!("updated: {} nodes recomputed", r.recomputed_nodes)
+    } else {
+        format!("indexed anew ({}): {} nodes", r.full_reason.as_deref().unwrap_or("no index yet"), r.nodes)
+    };
+    format!(
+        "{when} {} changed, {} new, {} removed files; {how}; {} files, {} functions; {:.2} s",
+        r.changed_files, r.new_files, r.removed_files, r.files, r.functions, r.total_seconds
+    )
+}
+
+/// `HH:MM:SS` UTC, from the system clock.
+fn clock() -> String {
+    let s = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    format!("{:02}:{:02}:{:02}", s / 3600 % 24, s / 60 % 60, s % 60)
+}
+
+pub fn run(a: WatchArgs) -> Result<()> {
+    let Prepared { dir, opts, encs, model } = a.index.prepare()?;
+    let roots: Vec<PathBuf> = a.index.paths().to_vec();
+    // The index folder may not exist yet; compare against where it will be.
+    let abs = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| std::env::current_dir().map(|c| c.join(p)).unwrap_or(p.to_path_buf()));
+    let index_dir = abs(&dir);
+    let build = |force: bool| -> Result<BuildReport> {
+        let o = beryl::index::IndexOptions { force, ..opts.clone() };
+        index::build(&roots, &dir, &o, &model, &encs, &mut |_, _, _| {}).with_context(|| format!("indexing into {}", dir.display()))
+    };
+
+    let (tx, rx) = mpsc::channel::<notify::Result<notify::Event>>();
+    let mut watcher = notify::recommended_watcher(move |e| {
+        let _ = tx.send(e);
+    })
+    .context("starting the file watcher")?;
+    for r in &roots {
+        watcher.watch(r, RecursiveMode::Recursive).with_context(|| format!("watching {}", r.display()))?;
+    }
+    // Watching first, then indexing: a change made meanwhile is seen by the next update.
+    let r = build(opts.force)?;
+    if r.up_to_date {
+        println!("{} {}: up to date, {} files; watching", clock(), dir.display(), r.files);
+    } else {
+        println!("{}; watching", line(&r));
+    }
+    let quiet = Duration::from_millis(a.debounce_ms);
+    loop {
+        // Wait for a change that matters, then for the trees to be quiet.
+        let mut pending = false;
+        let mut last = Instant::now();
+        loop {
+            let wait = if pending { quiet.saturating_sub(last.elapsed()) } else { Duration::from_secs(3600) };
+            match rx.recv_timeout(wait) {
+                Ok(Ok(ev)) => {
+                    if ev.paths.iter().map(|p| abs(p)).any(|p| relevant(&p, &index_dir)) {
+                        pending = true;
+                        last = Instant::now();
+                    }
+                }
+                Ok(Err(e)) => log::warn!("file watcher: {e}"),
+                Err(mpsc::RecvTimeoutError::Timeout) if pending => break,
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
+            }
+        }
+        match build(false) {
+            Ok(r) if r.up_to_date => {}
+            Ok(r) => println!("{}", line(&r)),
+            // A failed update leaves the last index in place: say so and keep watching.
+            Err(e) => eprintln!("{} update failed, the index in place is kept: {e:#}", clock()),
+        }
+    }
+}
