@@ -76,6 +76,9 @@ pub struct BenchIndexArgs {
     encoders: EncoderArgs,
     #[arg(long)]
     threads: Option<usize>,
+    /// Leave out the `beryl watch` figure.
+    #[arg(long)]
+    no_watch: bool,
 }
 
 fn peak_rss_mb() -> f64 {
@@ -86,8 +89,10 @@ fn peak_rss_mb() -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
-/// Full index throughput against parsing alone (the baseline), the speed-up of re-indexing
-/// after one file changed, index size against source size, and peak memory.
+/// Full index throughput against parsing alone (the baseline), index size against source
+/// size and peak memory; then updates (one function changed, a file added, a file
+/// removed) against a warm full index in the same run, and `beryl watch` from saving a
+/// file to a search that finds it.
 fn bench_index(a: BenchIndexArgs) -> Result<()> {
     use std::time::Instant;
     let opts = WalkOptions::default();
@@ -136,30 +141,108 @@ fn bench_index(a: BenchIndexArgs) -> Result<()> {
         "  stages       parse {:.2} s, vectors {:.2} s, write {:.2} s",
         full.parse_seconds, full.embed_seconds, full.write_seconds
     );
-    let first = files.first().map(|f| {
-        let root = a.paths.iter().find(|r| f.starts_with(r)).cloned().unwrap_or_default();
-        src.join("0").join(f.strip_prefix(&root).unwrap_or(f))
-    });
-    if let Some(f) = first {
-        let mut text = std::fs::read_to_string(&f).unwrap_or_default();
-        text.push_str("\nint beryl_bench_touch(int a) { return a + 1; }\n");
-        std::fs::write(&f, text)?;
-        let inc = index::build(&roots, &dir, &iopts, &model, &enc, &mut |_, _, _| {})?;
-        println!(
-            "re-index       {:>8.2} s  after changing 1 file ({:.1}x faster than the full index; {} texts encoded)",
-            inc.total_seconds,
-            full.total_seconds / inc.total_seconds,
-            inc.texts_encoded
-        );
-    }
     println!(
         "index size     {:.1} MB = {:.2} x source",
         full.index_bytes as f64 / 1e6,
         full.index_bytes as f64 / bytes.max(1) as f64
     );
-    println!("peak memory    {:.0} MB (whole process)", peak_rss_mb());
+    println!("peak memory    {:.0} MB (whole process, full index)", peak_rss_mb());
+
+    // The baseline of the updates: a full index with every text vector cached, into a new
+    // folder, in this process.
+    let warm_dir = scratch.join("index-warm");
+    let warm = index::build(&roots, &warm_dir, &iopts, &model, &enc, &mut |_, _, _| {})?;
+    let _ = std::fs::remove_dir_all(&warm_dir);
+    println!("warm full      {:>8.2} s  (baseline of the updates)", warm.total_seconds);
+    let update = |what: &str, expect: &dyn Fn(&index::BuildReport) -> bool| -> Result<()> {
+        let t = Instant::now();
+        let r = index::build(&roots, &dir, &iopts, &model, &enc, &mut |_, _, _| {})?;
+        let wall = t.elapsed().as_secs_f64();
+        let how = if r.updated { format!("{} nodes recomputed", r.recomputed_nodes) } else { format!("full: {}", r.full_reason.as_deref().unwrap_or("?")) };
+        anyhow::ensure!(expect(&r), "{what}: unexpected change set {} changed, {} new, {} removed", r.changed_files, r.new_files, r.removed_files);
+        println!("{what:<14} {wall:>8.2} s  ({:.1}x faster than the warm full index; {how})", warm.total_seconds / wall);
+        Ok(())
+    };
+    let Some((file, text, at)) = function_to_edit(&files, &a.paths, &src) else {
+        anyhow::bail!("no function to edit in the corpus");
+    };
+    // One changed function body: a declaration added at the top of a body.
+    let mut edited = text.clone();
+    edited.insert_str(at, "\n    int beryl_bench_touch = 0;\n");
+    std::fs::write(&file, &edited)?;
+    update("1 function", &|r| r.changed_files == 1 && r.new_files == 0 && r.removed_files == 0)?;
+    std::fs::write(&file, &text)?;
+    update("(undo)", &|r| r.changed_files == 1)?;
+    // One added file: a copy of that file under a new name; then removed again.
+    let added = file.with_file_name(format!("beryl_bench_added.{}", file.extension().and_then(|e| e.to_str()).unwrap_or("c")));
+    std::fs::write(&added, &text)?;
+    update("1 added file", &|r| r.new_files == 1 && r.changed_files == 0)?;
+    std::fs::remove_file(&added)?;
+    update("1 removed file", &|r| r.removed_files == 1 && r.new_files == 0)?;
+
+    // `beryl watch`: from saving a file to a search that finds what was saved.
+    if !a.no_watch {
+        let mut child = std::process::Command::new(std::env::current_exe()?)
+            .arg("watch")
+            .arg(&src)
+            .arg("--index")
+            .arg(&dir)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .context("starting beryl watch")?;
+        let mut out = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().context("watch output")?));
+        let _ready = out.next();
+        let probe = "beryl_bench_probe_gcd";
+        let mut saved = text.clone();
+        saved.push_str(&format!("\nint {probe}(int a, int b) {{ while (b != 0) {{ int t = a % b; a = b; b = t; }} return a; }}\n"));
+        let t = Instant::now();
+        std::fs::write(&file, &saved)?;
+        let mut seen = None;
+        while t.elapsed().as_secs() < 60 {
+            if let Ok(mut idx) = Index::open(&dir, None, 32) {
+                let encs = idx.encoders(Some(all_cores(a.threads)));
+                let r = search::natural(&mut idx, &encs, "greatest common divisor of two integers", &SearchOptions::default())?;
+                if r.fragments.iter().any(|f| f.spans.iter().any(|s| s.function == probe)) {
+                    seen = Some(t.elapsed().as_secs_f64());
+                    break;
+                }
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        std::fs::write(&file, &text)?;
+        match seen {
+            Some(s) => println!("watch          {s:>8.2} s  from saving a file to a search that finds it"),
+            None => println!("watch          the saved function was not found within 60 s"),
+        }
+    }
     let _ = std::fs::remove_dir_all(&scratch);
     Ok(())
+}
+
+/// A typical file of the copied corpus (of median size among those with a function of ten
+/// lines or more): its path, text, and the byte just after the opening brace of its
+/// largest function's body.
+fn function_to_edit(files: &[PathBuf], roots: &[PathBuf], src: &std::path::Path) -> Option<(PathBuf, String, usize)> {
+    let mut sorted: Vec<(u64, &PathBuf)> = files.iter().map(|f| (std::fs::metadata(f).map_or(0, |m| m.len()), f)).collect();
+    sorted.sort();
+    // From the median outwards.
+    let mid = sorted.len() / 2;
+    let order = (0..sorted.len()).map(|i| if i % 2 == 0 { mid + i / 2 } else { mid.wrapping_sub(i / 2 + 1) }).filter(|&i| i < sorted.len());
+    for f in order.map(|i| sorted[i].1) {
+        let root = roots.iter().find(|r| f.starts_with(r))?;
+        let i = roots.iter().position(|r| r == root)?;
+        let copy = src.join(i.to_string()).join(f.strip_prefix(root).ok()?);
+        let text = std::fs::read_to_string(&copy).ok()?;
+        let Ok(pf) = beryl::lang::parse_file(&copy, &text, 0) else { continue };
+        let Some((m, _)) = pf.functions.iter().filter(|(m, _)| m.lines.1 >= m.lines.0 + 10).max_by_key(|(m, _)| m.bytes.1 - m.bytes.0) else { continue };
+        let body = text.get(m.bytes.0 as usize..m.bytes.1 as usize)?;
+        let brace = body.find('{')?;
+        return Some((copy, text.clone(), m.bytes.0 as usize + brace + 1));
+    }
+    None
 }
 
 fn tempfile_dir(prefix: &str) -> Result<PathBuf> {
