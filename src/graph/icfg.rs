@@ -130,6 +130,17 @@ impl Icfg {
     /// Adds call edges (site → callee ENTRY) and return edges (callee EXIT → every
     /// intraprocedural successor of the site) for resolved call sites.
     pub fn add_call_edges(&mut self, sites: Vec<CallSite>) {
+        // Edges already there, in sets: a callee with thousands of callers has thousands of
+        // return edges, too many to scan for each new one.
+        let mut calls: std::collections::HashSet<(NodeIndex, NodeIndex)> = std::collections::HashSet::new();
+        let mut returns: std::collections::HashSet<(NodeIndex, NodeIndex)> = std::collections::HashSet::new();
+        for e in self.graph.edge_references() {
+            match e.weight() {
+                EdgeKind::Call => calls.insert((e.source(), e.target())),
+                EdgeKind::Return => returns.insert((e.source(), e.target())),
+                _ => false,
+            };
+        }
         for site in &sites {
             let after: Vec<NodeIndex> = self
                 .graph
@@ -140,11 +151,11 @@ impl Icfg {
             for &t in &site.targets {
                 let f = &self.functions[t as usize];
                 let (entry, exit) = (f.entry, f.exit);
-                if self.graph.find_edge(site.node, entry).is_none() {
+                if self.graph.find_edge(site.node, entry).is_none() && calls.insert((site.node, entry)) {
                     self.graph.add_edge(site.node, entry, EdgeKind::Call);
                 }
                 for &a in &after {
-                    if !self.graph.edges_connecting(exit, a).any(|e| *e.weight() == EdgeKind::Return) {
+                    if returns.insert((exit, a)) {
                         self.graph.add_edge(exit, a, EdgeKind::Return);
                     }
                 }

@@ -87,7 +87,8 @@ pub fn build(
     let identity = Identity { model_sha: &model_sha, enc: enc.hash(), fenc: fenc.hash(), opts, anonymized };
 
     // Compare with the index in place, by path and content hash.
-    let previous = current_generation(dir).filter(|g| identity.matches(g)).and_then(|g| Store::open(&g.join("index.sqlite")).ok().map(|s| (g, s)));
+    let previous =
+        current_generation(dir).filter(|g| identity.mismatch(g, false).is_none()).and_then(|g| Store::open(&g.join("index.sqlite")).ok().map(|s| (g, s)));
     if let Some((gen, store)) = previous.filter(|_| !opts.force) {
         lap("identity");
         let diff = update::Diff::of(&store, &files)?;
@@ -97,7 +98,8 @@ pub fn build(
         report.changed_files = diff.changed.len();
         report.new_files = diff.added.len();
         report.removed_files = diff.removed.len();
-        if diff.is_empty() {
+        let intact = || read_meta(&gen).is_ok_and(|m| checksums_hold(&gen, &m));
+        if diff.is_empty() && intact() {
             report.up_to_date = true;
             report.files = diff.unchanged - diff.still_skipped.len();
             report.total_seconds = t0.elapsed().as_secs_f64();
@@ -105,23 +107,34 @@ pub fn build(
             return Ok(report);
         }
         let ctx = update::Context { dir, gen: &gen, model_dir, model: &model, enc, fenc, opts, walk_skipped: &walk_skipped };
-        match update::run(&ctx, diff, &mut report, t0, progress)? {
-            update::Outcome::Done => {
+        let outcome = if diff.is_empty() {
+            Ok(update::Outcome::Declined("the index in place is damaged".into()))
+        } else {
+            update::run(&ctx, diff, &mut report, t0, progress)
+        };
+        match outcome {
+            Ok(update::Outcome::Done) => {
                 report.total_seconds = t0.elapsed().as_secs_f64();
                 progress("done", 1, 1);
                 claim.keep();
                 return Ok(report);
             }
-            update::Outcome::Declined(why) => {
+            Ok(update::Outcome::Declined(why)) => {
                 log::info!("indexing anew: {why}");
                 report.full_reason = Some(why);
             }
+            // A damaged file found while updating: the full build replaces the whole index.
+            Err(e @ IndexError::Corrupt(_)) => {
+                log::info!("indexing anew: {e}");
+                report.full_reason = Some(format!("the index in place is damaged ({e})"));
+            }
+            Err(e) => return Err(e),
         }
     } else if let Some(g) = current_generation(dir) {
         report.full_reason = Some(if opts.force {
             "--force".to_string()
         } else {
-            identity.mismatch(&g).unwrap_or_else(|| "the index in place cannot be read".into())
+            identity.mismatch(&g, true).unwrap_or_else(|| "the index in place cannot be read".into())
         });
     }
     let inputs = Inputs { roots, dir, opts, model_dir, model: &model, encs, identity: &identity };
@@ -138,8 +151,9 @@ pub(super) struct Identity<'a> {
 }
 
 impl Identity<'_> {
-    /// Why generation `g` cannot be updated in place; `None` when it can.
-    fn mismatch(&self, g: &Path) -> Option<String> {
+    /// Why generation `g` cannot be updated in place; `None` when it can. Its checksums
+    /// are verified only with `verify`: an update verifies each file as it reads it.
+    fn mismatch(&self, g: &Path, verify: bool) -> Option<String> {
         if let Some(missing) = FILES.iter().find(|f| !g.join(f).exists()) {
             return Some(format!("the index in place lacks {missing}"));
         }
@@ -159,12 +173,8 @@ impl Identity<'_> {
         if !same {
             return Some("the index in place was built with another model, encoder, feature set or layout".into());
         }
-        // A damaged index is never updated: its error message sends the user here.
-        (!checksums_hold(g, &m)).then(|| "the index in place is damaged".into())
-    }
-
-    fn matches(&self, g: &PathBuf) -> bool {
-        self.mismatch(g).is_none()
+        // A damaged index is never kept: its error message sends the user here.
+        (verify && !checksums_hold(g, &m)).then(|| "the index in place is damaged".into())
     }
 }
 
@@ -397,6 +407,8 @@ pub(super) fn commit(
         .map_or(1, |n| n + 1);
     let gen_name = format!("gen-{next:06}");
     let tmp = dir.join(format!("{gen_name}.tmp-{}", std::process::id()));
+    // A folder of this run's own that an update gave up on.
+    let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(tmp.join("model")).map_err(io(&tmp))?;
     // Readers pin the generation by this file (see `lock`); it exists before anyone can.
     let readers = tmp.join(lock::READERS);
@@ -406,15 +418,19 @@ pub(super) fn commit(
         let (from, to) = (model_dir.join(f), tmp.join("model").join(f));
         std::fs::copy(&from, &to).map_err(io(&from))?;
     }
-    for name in CHECKSUMMED {
-        let p = tmp.join(name);
-        match std::fs::read(&p) {
-            Ok(bytes) => {
-                meta.checksums.insert(name.to_string(), sha256_hex(&bytes));
+    let sums: Vec<Result<Option<(String, String)>, IndexError>> = CHECKSUMMED
+        .par_iter()
+        .map(|name| {
+            let p = tmp.join(name);
+            match std::fs::read(&p) {
+                Ok(bytes) => Ok(Some((name.to_string(), sha256_hex(&bytes)))),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && *name == "nodes.pca" => Ok(None),
+                Err(e) => Err(IndexError::Io { path: p, source: e }),
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && name == "nodes.pca" => {}
-            Err(e) => return Err(IndexError::Io { path: p, source: e }),
-        }
+        })
+        .collect();
+    for s in sums {
+        meta.checksums.extend(s?);
     }
     meta.created_unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let meta_json = serde_json::to_string_pretty(&meta).map_err(|e| IndexError::Corrupt(e.to_string()))?;

@@ -144,8 +144,9 @@ pub fn encode(icfg: &Icfg) -> Vec<u8> {
     w.0
 }
 
-/// The ICFG [`encode`] wrote, call and return edges rebuilt from its sites; every id is
-/// checked, so a damaged file is an error, never a panic later.
+/// The ICFG [`encode`] wrote, with its call sites but without call and return edges
+/// (`Icfg::relink` adds them, [`call_edge_rows`] lists them); every id is checked, so a
+/// damaged file is an error, never a panic later.
 pub fn decode(bytes: &[u8]) -> Result<Icfg, String> {
     if bytes.len() < 8 || &bytes[..8] != MAGIC {
         return Err("icfg.bin is not an ICFG file".into());
@@ -218,8 +219,26 @@ pub fn decode(bytes: &[u8]) -> Result<Icfg, String> {
     if r.at != bytes.len() {
         return Err("icfg.bin: trailing bytes".into());
     }
-    icfg.add_call_edges(sites);
+    sites.sort_by_key(|c| (c.node.index(), c.call));
+    icfg.calls = sites;
     Ok(icfg)
+}
+
+/// The call and return edges `Icfg::add_call_edges` would add for the sites of an ICFG
+/// [`decode`] read (whose graph holds intraprocedural edges only), as database rows.
+pub fn call_edge_rows(icfg: &Icfg) -> Vec<(u32, u32, u8)> {
+    let code = |k: EdgeKind| EdgeKind::ALL.iter().position(|&q| q == k).unwrap_or(0) as u8;
+    let mut rows = Vec::new();
+    for site in &icfg.calls {
+        for &t in &site.targets {
+            let f = &icfg.functions[t as usize];
+            rows.push((site.node.index() as u32, f.entry.index() as u32, code(EdgeKind::Call)));
+            for a in icfg.graph.neighbors_directed(site.node, petgraph::Direction::Outgoing) {
+                rows.push((f.exit.index() as u32, a.index() as u32, code(EdgeKind::Return)));
+            }
+        }
+    }
+    rows
 }
 
 #[cfg(test)]
@@ -233,8 +252,14 @@ mod tests {
         std::fs::write(dir.path().join("B.java"), "package p; import q.R;\nclass B { int g() { return new B().h(2); } int h(int k) { return k; } }\n").unwrap();
         let icfg = crate::corpus::load(&[dir.path().to_path_buf()], &Default::default()).icfg;
         let bytes = encode(&icfg);
-        let back = decode(&bytes).unwrap();
+        let mut back = decode(&bytes).unwrap();
         assert_eq!(encode(&back), bytes);
+        let mut rows = crate::index::store::edge_rows(&back);
+        rows.extend(call_edge_rows(&back));
+        rows.sort_unstable();
+        rows.dedup();
+        back.relink(Vec::new());
+        assert_eq!(rows, crate::index::store::edge_rows(&back), "the rows listed are the edges relinking adds");
         assert_eq!(back.graph.edge_count(), icfg.graph.edge_count());
         assert_eq!(back.calls.len(), icfg.calls.len());
         assert_eq!(back.files[1].unit.imports, icfg.files[1].unit.imports);

@@ -185,7 +185,7 @@ fn write(lens: &[[u16; FIELDS]], postings: HashMap<&str, Vec<Posting>>) -> Vec<u
 
 /// `old` (an encoded index) with the slots `removed` emptied and `added` appended: slot
 /// `old slots + i` holds `added[i]`. Statistics then count the live slots only, as an
-/// index of the live documents alone would.
+/// index of the live documents alone would. Terms no change touches keep their bytes.
 pub fn update(old: &Lexical, removed: &[u32], added: &[Doc]) -> Vec<u8> {
     let gone: std::collections::HashSet<u32> = removed.iter().copied().collect();
     let mut lens = old.lens.clone();
@@ -194,17 +194,73 @@ pub fn update(old: &Lexical, removed: &[u32], added: &[Doc]) -> Vec<u8> {
             *l = REMOVED;
         }
     }
-    let mut postings: HashMap<&str, Vec<Posting>> = HashMap::with_capacity(old.terms.len());
-    for (term, &(_, a, b)) in &old.terms {
-        let list: Vec<Posting> = old.postings(a, b).filter(|(d, _)| !gone.contains(d)).collect();
-        postings.insert(term.as_str(), list);
-    }
     let base = lens.len() as u32;
+    let mut fresh: HashMap<&str, Vec<Posting>> = HashMap::new();
     for (i, doc) in added.iter().enumerate() {
         lens.push(lengths(doc));
-        postings_of(base + i as u32, doc, &mut postings);
+        postings_of(base + i as u32, doc, &mut fresh);
     }
-    write(&lens, postings)
+    let mut new_terms: Vec<&str> = fresh.keys().copied().filter(|t| t.len() <= 255).collect();
+    new_terms.sort_unstable();
+    // Old terms in file order, which is sorted order.
+    let mut old_terms: Vec<(&str, usize, usize, usize)> = old.terms.iter().map(|(t, &(_, a, b))| (t.as_str(), a - 9 - t.len(), a, b)).collect();
+    old_terms.sort_unstable_by(|x, y| x.0.cmp(y.0));
+    let mut body = Vec::with_capacity(old.bytes.len());
+    let mut count = 0u32;
+    let mut buf = Vec::new();
+    let mut put = |term: &str, list: &[Posting], body: &mut Vec<u8>| -> u32 {
+        if list.is_empty() {
+            return 0;
+        }
+        buf.clear();
+        let mut prev = 0u32;
+        for &(d, counts) in list {
+            put_varint(&mut buf, d - prev);
+            prev = d;
+            buf.extend(counts);
+        }
+        body.push(term.len() as u8);
+        body.extend(term.as_bytes());
+        body.extend((list.len() as u32).to_le_bytes());
+        body.extend((buf.len() as u32).to_le_bytes());
+        body.extend(&buf);
+        1
+    };
+    let (mut i, mut j) = (0, 0);
+    while i < old_terms.len() || j < new_terms.len() {
+        let take_old = j >= new_terms.len() || (i < old_terms.len() && old_terms[i].0 <= new_terms[j]);
+        let take_new = i >= old_terms.len() || (j < new_terms.len() && new_terms[j] <= old_terms[i].0);
+        let extra: &[Posting] = if take_new { &fresh[new_terms[j]] } else { &[] };
+        if take_old {
+            let (term, start, a, b) = old_terms[i];
+            let touched = !gone.is_empty() && old.postings(a, b).any(|(d, _)| gone.contains(&d));
+            if !touched && extra.is_empty() {
+                body.extend(&old.bytes[start..b]);
+                count += 1;
+            } else {
+                let mut list: Vec<Posting> = old.postings(a, b).filter(|(d, _)| !gone.contains(d)).collect();
+                list.extend_from_slice(extra);
+                count += put(term, &list, &mut body);
+            }
+            i += 1;
+        } else {
+            count += put(new_terms[j], extra, &mut body);
+        }
+        if take_new {
+            j += 1;
+        }
+    }
+    let mut out = Vec::with_capacity(16 + lens.len() * 2 * FIELDS + body.len());
+    out.extend(MAGIC);
+    out.extend((lens.len() as u32).to_le_bytes());
+    out.extend(count.to_le_bytes());
+    for l in &lens {
+        for v in l {
+            out.extend(v.to_le_bytes());
+        }
+    }
+    out.extend(body);
+    out
 }
 
 /// One query term with its weight (how often the query says it).
@@ -522,6 +578,25 @@ mod tests {
         assert_eq!(stem("distances"), 0.0);
         // Other words of the query are no name: `matrix` in a stem covers nothing.
         assert_eq!(stem("matrix"), 0.0);
+    }
+
+    #[test]
+    fn an_update_scores_as_an_index_of_the_live_documents() {
+        let d = |name: &str, body: &str| doc(name, "", body);
+        let all = vec![d("quick_sort", "swap pivot"), d("heap_sort", "sift down heap"), d("merge", "merge halves"), d("bfs", "queue visit")];
+        let old = Lexical::from_bytes(encode(&all[..3])).unwrap();
+        // Slot 1 (heap_sort) removed, bfs added as slot 3.
+        let updated = Lexical::from_bytes(update(&old, &[1], &all[3..])).unwrap();
+        let fresh = Lexical::from_bytes(encode(&[all[0].clone(), all[2].clone(), all[3].clone()])).unwrap();
+        assert_eq!(updated.len(), 4);
+        for q in ["sort heap", "queue visit merge", "pivot"] {
+            let t = query_terms(q, &[]).terms;
+            let (u, f) = (updated.search(&t), fresh.search(&t));
+            assert_eq!(u.score[1], 0.0, "a removed slot scores nothing");
+            for (slot, live) in [(0, 0), (2, 1), (3, 2)] {
+                assert!((u.score[slot] - f.score[live]).abs() < 1e-6, "{q}: slot {slot} {} vs {}", u.score[slot], f.score[live]);
+            }
+        }
     }
 
     #[test]

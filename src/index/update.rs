@@ -122,13 +122,35 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
         return Ok(Outcome::Declined(format!("the changed files hold {share:.0}% of the source")));
     }
     progress("parse", 0, 0);
-    let mut icfg = super::icfg_file::decode(&read_checked(gen, "icfg.bin", &old_meta)?).map_err(corrupt)?;
-    let old_csr = Csr::from_bytes(&read_checked(gen, "graph.bin", &old_meta)?).ok_or_else(|| corrupt("graph.bin is not a graph".into()))?;
+    // The ICFG decoded while its checksum and the graph's are checked.
+    let read = |name: &str| std::fs::read(gen.join(name)).map_err(|e| corrupt(format!("{}: {e}", gen.join(name).display())));
+    let icfg_bytes = read("icfg.bin")?;
+    let (decoded, (checked, old_csr)) = rayon::join(
+        || super::icfg_file::decode(&icfg_bytes).map_err(corrupt),
+        || {
+            let sum = |name: &str, bytes: &[u8]| {
+                let ok = old_meta.checksums.get(name).is_some_and(|want| *want == sha256_hex(bytes));
+                if ok { Ok(()) } else { Err(corrupt(format!("{} differs from the checksum meta.json records", gen.join(name).display()))) }
+            };
+            let graph = read("graph.bin").and_then(|b| {
+                sum("graph.bin", &b)?;
+                Csr::from_bytes(&b).ok_or_else(|| corrupt("graph.bin is not a graph".into()))
+            });
+            (sum("icfg.bin", &icfg_bytes), graph)
+        },
+    );
+    checked?;
+    let mut icfg = decoded?;
+    let old_csr = old_csr?;
+    drop(icfg_bytes);
     let (old_files, old_fns, old_nodes) = (icfg.files.len() as u32, icfg.functions.len() as u32, icfg.graph.node_count());
     if old_csr.node_count() != old_nodes {
         return Err(corrupt("icfg.bin and graph.bin disagree in size".into()));
     }
-    let old_edges = edge_rows(&icfg);
+    let mut old_edges = edge_rows(&icfg);
+    old_edges.extend(super::icfg_file::call_edge_rows(&icfg));
+    old_edges.sort_unstable();
+    old_edges.dedup();
     lap("load");
 
     // Out: every function of a changed or removed file.
