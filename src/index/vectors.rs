@@ -283,16 +283,31 @@ mod tests {
 
     #[test]
     fn every_layout_adds_and_removes_by_id() {
-        let rows: Vec<f32> = (0..2000).flat_map(|i| { let a = i as f32 * 0.01; [a.cos(), a.sin(), 0.5] }).collect();
+        // Scattered unit vectors in 16 dimensions (a fixed pseudo-random sequence).
+        let mut x = 12345u64;
+        let mut next = || {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+        };
+        let rows: Vec<f32> = (0..2000)
+            .flat_map(|_| {
+                let mut v: Vec<f32> = (0..16).map(|_| next()).collect();
+                normalize(&mut v);
+                v
+            })
+            .collect();
+        const D: usize = 16;
         let ids: Vec<u64> = (0..2000).map(|i| 10 + 3 * i as u64).collect();
-        for factory in ["Flat", "SQ8", "IVF16,Flat"] {
-            let mut index = build_with_ids(factory, 3, &rows, &ids).unwrap();
-            let q = &rows[3 * 700..3 * 701];
-            assert_eq!(search(&mut index, q, 3, 1).unwrap()[0][0].0, ids[700], "{factory}");
+        for factory in ["Flat", "SQ8", "IVF8,Flat"] {
+            let mut index = build_with_ids(factory, D, &rows, &ids).unwrap();
+            let q = &rows[D * 700..D * 701];
+            // Quantized layouts rank near neighbours in any order: look among the first few.
+            let top = |index: &mut IndexImpl, k: usize| -> Vec<u64> { search(index, q, D, k).unwrap()[0].iter().map(|h| h.0).collect() };
+            assert!(top(&mut index, 8).contains(&ids[700]), "{factory}");
             assert_eq!(remove(&mut index, &[ids[700], 99_999]).unwrap(), 1, "{factory}");
-            assert_ne!(search(&mut index, q, 3, 1).unwrap()[0][0].0, ids[700], "{factory}");
+            assert!(!top(&mut index, 2000).contains(&ids[700]), "{factory}");
             add(&mut index, q, &[7]).unwrap();
-            assert_eq!(search(&mut index, q, 3, 1).unwrap()[0][0].0, 7, "{factory}");
+            assert!(top(&mut index, 8).contains(&7), "{factory}");
             assert_eq!(index.ntotal(), 2000, "{factory}");
         }
     }
