@@ -14,6 +14,7 @@ import asyncio
 import json
 import os
 import shutil
+import subprocess
 import statistics
 import tempfile
 import sys
@@ -138,6 +139,16 @@ async def check(beryl, index, query_file):
             if hits.is_error:
                 fail(f"search_text on the new index: {text(hits)}")
             print(f"ok   index: {text(built)}; {len(notes)} progress notifications, e.g. {notes[-1]}", flush=True)
+
+            # An update by another process (`beryl index`, as `beryl watch` runs it) is seen
+            # by the server's next search, without a restart.
+            with open(copied and os.path.join(src, os.path.basename(copied[0])), "a") as f:
+                f.write("\nint beryl_mcp_probe_gcd(int a, int b) { while (b != 0) { int t = a % b; a = b; b = t; } return a; }\n")
+            subprocess.run([beryl, "index", src, "--index", os.path.join(scratch, "idx")], check=True, capture_output=True)
+            hits = await s.call_tool("search_text", {"query": "greatest common divisor of two integers", "index": src, "top": 20})
+            if hits.is_error or "beryl_mcp_probe_gcd" not in text(hits):
+                fail(f"the server did not see an update made outside it: {text(hits)[:300]}")
+            print("ok   an update by another process is seen by the next search", flush=True)
             expect_tool_error(await s.call_tool("search_text", {"query": "sort"}), "no_index", "no index named while two are open")
 
             again = await s.call_tool("search_pseudocode", {"query": query, "top": 5, "index": index})

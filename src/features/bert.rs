@@ -89,7 +89,25 @@ pub struct Bert {
 
 /// Named f32 tensors of a safetensors buffer: an 8-byte header length, a JSON header of
 /// `{name: {dtype, shape, data_offsets}}`, then the data.
+/// Checks the layout of a safetensors file (header, and every float tensor inside the
+/// data) without building the tensors: what loading does before the model is built.
+pub fn check_safetensors(bytes: &[u8], path: &Path) -> Result<(), FeatureError> {
+    walk_safetensors(bytes, path, &mut |_, _, _, _| Ok(()))
+}
+
 fn read_safetensors(bytes: &[u8], path: &Path) -> Result<HashMap<String, Tensor>, FeatureError> {
+    let mut out = HashMap::new();
+    walk_safetensors(bytes, path, &mut |name, raw, shape, kind| {
+        let t = Tensor::f_from_data_size(raw, shape, kind)?.f_to_kind(Kind::Float)?;
+        out.insert(name.strip_prefix("bert.").unwrap_or(name).to_string(), t);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+type TensorVisit<'v> = dyn FnMut(&str, &[u8], &[i64], Kind) -> Result<(), FeatureError> + 'v;
+
+fn walk_safetensors(bytes: &[u8], path: &Path, visit: &mut TensorVisit) -> Result<(), FeatureError> {
     let bad = |msg: String| FeatureError::Weights { path: path.into(), msg };
     #[derive(Deserialize)]
     struct Entry {
@@ -105,7 +123,6 @@ fn read_safetensors(bytes: &[u8], path: &Path) -> Result<HashMap<String, Tensor>
     let entries: HashMap<String, serde_json::Value> =
         serde_json::from_slice(header).map_err(|e| bad(format!("header: {e}")))?;
     let data = &bytes[8 + n..];
-    let mut out = HashMap::new();
     for (name, v) in entries {
         if name == "__metadata__" {
             continue;
@@ -120,10 +137,9 @@ fn read_safetensors(bytes: &[u8], path: &Path) -> Result<HashMap<String, Tensor>
         let [a, b] = e.data_offsets;
         let numel: i64 = e.shape.iter().product();
         let raw = data.get(a..b).filter(|r| r.len() as i64 == numel * width).ok_or_else(|| bad(format!("{name}: bad offsets")))?;
-        let t = Tensor::f_from_data_size(raw, &e.shape, kind)?.f_to_kind(Kind::Float)?;
-        out.insert(name.strip_prefix("bert.").unwrap_or(&name).to_string(), t);
+        visit(&name, raw, &e.shape, kind)?;
     }
-    Ok(out)
+    Ok(())
 }
 
 impl Bert {

@@ -293,7 +293,12 @@ impl Encoder {
             tch::set_num_threads(n.max(1) as i32);
         }
         let bf16 = opts.precision == Precision::Bf16;
-        // The weights are hashed now (the identity); the model is built when a text needs it.
+        // The weights are checked and hashed now (the identity); the model is built when a
+        // text needs it.
+        super::bert::check_safetensors(&model_bytes, &model_path)?;
+        if let Some((bytes, path, _)) = &adapter {
+            super::bert::check_safetensors(bytes, path)?;
+        }
         let model_sha = Sha256::digest(&model_bytes);
         let tok_sha = Sha256::digest(&tok_bytes);
         let mut h = Sha256::new();

@@ -173,6 +173,22 @@ impl State {
         }
     }
 
+    /// Index `i`, reopened when a build (`beryl index`, `beryl watch`) swapped in a newer
+    /// generation since it was opened: every search sees the latest update.
+    fn fresh(&mut self, i: usize) -> Result<(), ToolError> {
+        let o = &self.open[i];
+        let now = beryl::index::current_generation(&o.dir).and_then(|g| g.file_name().map(|n| n.to_os_string()));
+        if now.is_some() && now.as_deref() != o.index.dir.file_name() {
+            let index = Index::open(&o.dir, None, 32)?;
+            let o = &mut self.open[i];
+            if index.meta.encoder != o.index.meta.encoder || index.meta.function_encoder != o.index.meta.function_encoder {
+                o.encs = index.encoders(Some(self.threads));
+            }
+            o.index = index;
+        }
+        Ok(())
+    }
+
     fn options(top: Option<usize>) -> Result<SearchOptions, ToolError> {
         let top = top.unwrap_or(10);
         if top == 0 || top > MAX_TOP {
@@ -187,6 +203,7 @@ impl State {
         }
         let opts = Self::options(a.top)?;
         let i = self.pick(a.index)?;
+        self.fresh(i)?;
         if method == Method::Hybrid {
             self.ranker()?;
         }
@@ -205,6 +222,7 @@ impl State {
         }
         let opts = Self::options(a.top)?;
         let i = self.pick(a.index)?;
+        self.fresh(i)?;
         let o = &mut self.open[i];
         let r = search::natural(&mut o.index, &o.encs, a.query, &opts)?;
         Ok(self.answer(r))
