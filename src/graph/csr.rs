@@ -33,32 +33,54 @@ impl Csr {
 
     /// Both directions of every ICFG edge, minus call/return edges of hub callees.
     pub fn from_icfg(icfg: &Icfg) -> Csr {
+        Csr::edges_of(icfg, false)
+    }
+
+    fn edges_of(icfg: &Icfg, same_file: bool) -> Csr {
+        let g = &icfg.graph;
+        let edges: Vec<(u32, u32, EdgeKind)> = g.edge_references().map(|e| (e.source().index() as u32, e.target().index() as u32, *e.weight())).collect();
+        Csr::from_edges(icfg, &edges, same_file)
+    }
+
+    /// [`Csr::from_icfg`] (or with `same_file`, [`Csr::within_files`]) of the graph of
+    /// `icfg`'s nodes and functions with the edges `edges` instead of its own.
+    pub fn from_edges(icfg: &Icfg, edges: &[(u32, u32, EdgeKind)], same_file: bool) -> Csr {
         let g = &icfg.graph;
         let n = g.node_count();
         let mut callers = vec![0usize; n];
-        for e in g.edge_references() {
-            if *e.weight() == EdgeKind::Call {
-                callers[e.target().index()] += 1;
+        for &(_, b, k) in edges {
+            if k == EdgeKind::Call {
+                callers[b as usize] += 1;
             }
         }
         let hub = |callee_entry: usize| callers[callee_entry] > HUB_CALLERS;
-        let mut pairs: Vec<(u32, u32)> = Vec::with_capacity(g.edge_count() * 2);
-        for e in g.edge_references() {
-            let (a, b) = (e.source().index(), e.target().index());
-            let skip = match e.weight() {
-                EdgeKind::Call => hub(b),
+        let node = |i: u32| &g[petgraph::graph::NodeIndex::new(i as usize)];
+        let mut pairs: Vec<(u32, u32)> = Vec::with_capacity(edges.len() * 2);
+        for &(a, b, k) in edges {
+            let skip = match k {
+                EdgeKind::Call => hub(b as usize),
                 // A return edge leaves the callee's EXIT; its ENTRY is the function's first node.
-                EdgeKind::Return => {
-                    let f = g[e.source()].function as usize;
-                    icfg.functions.get(f).is_some_and(|f| hub(f.entry.index()))
-                }
+                EdgeKind::Return => icfg.functions.get(node(a).function as usize).is_some_and(|f| hub(f.entry.index())),
                 _ => false,
             };
-            if !skip && a != b {
-                pairs.push((a as u32, b as u32));
-                pairs.push((b as u32, a as u32));
+            if !skip && a != b && (!same_file || node(a).file == node(b).file) {
+                pairs.push((a, b));
+                pairs.push((b, a));
             }
         }
+        Csr::from_pairs(n, pairs)
+    }
+
+    /// The graph the GCN reads: [`Csr::from_icfg`] restricted to edges between two nodes
+    /// of one file. A node's vector then depends on its own file alone (the model was
+    /// trained on subgraphs of whole files), and an edit changes the vectors of its file
+    /// and of the files whose own edges it changes (a callee that became a hub, say).
+    pub fn within_files(icfg: &Icfg) -> Csr {
+        Csr::edges_of(icfg, true)
+    }
+
+    /// The adjacency of `n` nodes holding the directed `pairs` (duplicates dropped).
+    pub fn from_pairs(n: usize, mut pairs: Vec<(u32, u32)>) -> Csr {
         pairs.sort_unstable();
         pairs.dedup();
         let mut offsets = vec![0u32; n + 1];

@@ -48,9 +48,9 @@ use store::Store;
 use thiserror::Error;
 pub use vectors::FeatureSet;
 
-/// Version of this directory layout and database schema (13: stable ids, vectors stored
-/// under them, the ICFG kept for updates, and the GCN over the whole graph).
-pub const FORMAT: u32 = 13;
+/// Version of this directory layout and database schema (15: stable ids, vectors stored
+/// under them, the ICFG kept for updates, the GCN over each file's graph).
+pub const FORMAT: u32 = 15;
 /// What a generation holds; one missing means it cannot be reused.
 const FILES: [&str; 12] = [
     "icfg.bin",

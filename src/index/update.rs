@@ -122,35 +122,28 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
         return Ok(Outcome::Declined(format!("the changed files hold {share:.0}% of the source")));
     }
     progress("parse", 0, 0);
-    // The ICFG decoded while its checksum and the graph's are checked.
-    let read = |name: &str| std::fs::read(gen.join(name)).map_err(|e| corrupt(format!("{}: {e}", gen.join(name).display())));
-    let icfg_bytes = read("icfg.bin")?;
-    let (decoded, (checked, old_csr)) = rayon::join(
+    // The ICFG decoded while its checksum is checked.
+    let path = gen.join("icfg.bin");
+    let icfg_bytes = std::fs::read(&path).map_err(|e| corrupt(format!("{}: {e}", path.display())))?;
+    let (decoded, checked) = rayon::join(
         || super::icfg_file::decode(&icfg_bytes).map_err(corrupt),
-        || {
-            let sum = |name: &str, bytes: &[u8]| {
-                let ok = old_meta.checksums.get(name).is_some_and(|want| *want == sha256_hex(bytes));
-                if ok { Ok(()) } else { Err(corrupt(format!("{} differs from the checksum meta.json records", gen.join(name).display()))) }
-            };
-            let graph = read("graph.bin").and_then(|b| {
-                sum("graph.bin", &b)?;
-                Csr::from_bytes(&b).ok_or_else(|| corrupt("graph.bin is not a graph".into()))
-            });
-            (sum("icfg.bin", &icfg_bytes), graph)
-        },
+        || old_meta.checksums.get("icfg.bin").is_some_and(|want| *want == sha256_hex(&icfg_bytes)),
     );
-    checked?;
+    if !checked {
+        return Err(corrupt(format!("{} differs from the checksum meta.json records", path.display())));
+    }
     let mut icfg = decoded?;
-    let old_csr = old_csr?;
     drop(icfg_bytes);
     let (old_files, old_fns, old_nodes) = (icfg.files.len() as u32, icfg.functions.len() as u32, icfg.graph.node_count());
-    if old_csr.node_count() != old_nodes {
-        return Err(corrupt("icfg.bin and graph.bin disagree in size".into()));
-    }
     let mut old_edges = edge_rows(&icfg);
     old_edges.extend(super::icfg_file::call_edge_rows(&icfg));
     old_edges.sort_unstable();
     old_edges.dedup();
+    // The GCN's graph before the change (see `Csr::within_files`).
+    let kinds: Vec<(u32, u32, crate::graph::EdgeKind)> =
+        old_edges.iter().map(|&(a, b, k)| (a, b, crate::graph::EdgeKind::ALL[k as usize])).collect();
+    let old_gcn = Csr::from_edges(&icfg, &kinds, true);
+    drop(kinds);
     lap("load");
 
     // Out: every function of a changed or removed file.
@@ -227,12 +220,13 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
     }
     icfg.relink(sites);
     let csr = Csr::from_icfg(&icfg);
+    let gcn = Csr::within_files(&icfg);
     lap("relink");
 
     // Vectors: nodes within two edges of a node that is new or whose neighbours changed.
     let live = |n: u32| !icfg.functions[icfg.graph[NodeIndex::new(n as usize)].function as usize].removed;
     let mut dirty: Vec<u32> = (old_nodes as u32..icfg.graph.node_count() as u32).collect();
-    dirty.extend((0..old_nodes as u32).filter(|&n| live(n) && csr.neighbors(n) != old_csr.neighbors(n)));
+    dirty.extend((0..old_nodes as u32).filter(|&n| live(n) && gcn.neighbors(n) != old_gcn.neighbors(n)));
     let mut reach = vec![false; icfg.graph.node_count()];
     let mut frontier = dirty;
     let mut affected: Vec<u32> = Vec::new();
@@ -243,7 +237,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
     for _ in 0..2 {
         let mut next = Vec::new();
         for &n in &frontier {
-            for &m in csr.neighbors(n) {
+            for &m in gcn.neighbors(n) {
                 if !std::mem::replace(&mut reach[m as usize], true) {
                     next.push(m);
                 }
@@ -265,7 +259,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
     let before = encoder_stats(ctx.enc, ctx.fenc);
     let hidden = ctx.model.gcn.hidden as usize;
     let width = hidden + IN_DIM;
-    let rows = embed_nodes(ctx.model, &icfg, &csr, ctx.enc, &affected, &mut |d, t| progress("embed", d, t))?;
+    let rows = embed_nodes(ctx.model, &icfg, &gcn, ctx.enc, &affected, &mut |d, t| progress("embed", d, t))?;
     let mut add_ids = Vec::new();
     let mut search_rows = Vec::new();
     for (i, &n) in affected.iter().enumerate() {

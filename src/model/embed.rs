@@ -100,7 +100,7 @@ pub fn embed_with_progress(
     enc: &Encoder,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<f32>, FeatureError> {
-    let csr = Csr::from_icfg(icfg);
+    let csr = Csr::within_files(icfg);
     let live: Vec<u32> = (0..icfg.graph.node_count() as u32).filter(|&n| !removed(icfg, n)).collect();
     let width = model.gcn.hidden as usize + IN_DIM;
     let rows = embed_nodes(model, icfg, &csr, enc, &live, progress)?;
@@ -122,7 +122,7 @@ fn removed(icfg: &Icfg, n: u32) -> bool {
 const CHUNK: usize = 4096;
 
 /// Final vectors of the nodes `targets` (row-major, `targets.len() × (hidden + IN_DIM)`),
-/// from the GCN over the whole graph `csr` (the ICFG's adjacency, see [`Csr`]):
+/// from the GCN over the graph `csr` ([`Csr::within_files`] of the ICFG):
 /// `Z = Â ReLU(Â X W1) W2` with `Â = D^-1/2 (A+I) D^-1/2`. A node's output depends only on
 /// the graph within two edges of it, so an update recomputes the nodes near what changed
 /// and gets what embedding the whole graph gets.
