@@ -120,6 +120,41 @@ impl TextCache {
     }
 
     /// Appends new vectors (skipping keys already present) in one write.
+    /// Appends `items` to the cache at `path` without reading it (as [`TextCache::open`]
+    /// would, whole): for a few vectors computed by a process that never opened the cache.
+    /// A file of another encoder is left alone; a missing one is started.
+    pub fn append_unread<'v>(path: &Path, encoder: &[u8; 32], dim: usize, items: impl IntoIterator<Item = (Key, &'v [f32])>) -> io::Result<()> {
+        let mut header = Vec::with_capacity(HEADER);
+        header.extend_from_slice(MAGIC);
+        header.extend_from_slice(encoder);
+        header.extend_from_slice(&(dim as u32).to_le_bytes());
+        let mut f = OpenOptions::new().read(true).append(true).create(true).open(path)?;
+        let len = f.metadata()?.len();
+        if len == 0 {
+            f.write_all(&header)?;
+        } else {
+            let mut found = vec![0u8; HEADER];
+            if len < HEADER as u64 || f.read_exact(&mut found).is_err() || found != header {
+                return Ok(());
+            }
+        }
+        let mut buf = Vec::new();
+        for (key, v) in items {
+            if v.len() != dim {
+                continue;
+            }
+            let start = buf.len();
+            buf.extend_from_slice(&key);
+            for x in v {
+                buf.extend_from_slice(&x.to_le_bytes());
+            }
+            let sum = fnv1a(&buf[start..]);
+            buf.extend_from_slice(&sum.to_le_bytes());
+        }
+        f.write_all(&buf)?;
+        f.flush()
+    }
+
     pub fn insert_all<'v>(&mut self, items: impl IntoIterator<Item = (Key, &'v [f32])>) -> io::Result<()> {
         let mut buf = Vec::new();
         let mut rec = Vec::with_capacity(self.record_len());

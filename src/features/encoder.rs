@@ -491,7 +491,16 @@ impl Encoder {
     pub fn encode_few(&self, texts: &[&str]) -> Result<Vec<TextVec>, FeatureError> {
         let opened = self.cache.as_ref().is_some_and(|(_, c)| c.get().is_some());
         if !opened && texts.len() < CACHE_MIN_TEXTS {
-            return self.encode_uncached(texts, self.opts.max_batch);
+            let vecs = self.encode_uncached(texts, self.opts.max_batch)?;
+            // Remembered all the same (appended unread), so a later full build reads these
+            // very vectors rather than ones from other batches, which differ in the last bits.
+            if let Some((path, _)) = &self.cache {
+                let items = texts.iter().zip(&vecs).map(|(t, v)| (self.cache_key(t), &v[..]));
+                if let Err(e) = TextCache::append_unread(path, &self.cache_salt, DIM, items) {
+                    log::warn!("text cache {}: could not append: {e}", path.display());
+                }
+            }
+            return Ok(vecs);
         }
         self.encode(texts)
     }

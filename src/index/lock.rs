@@ -121,10 +121,21 @@ impl Claim {
                 Ok(()) => continue,
                 Err(TryLockError::WouldBlock) => {
                     // The pid a holder wrote, while that process lives (it may be a past holder's).
-                    let holder = std::fs::read_to_string(&path)
-                        .ok()
-                        .and_then(|s| s.trim().parse::<u32>().ok())
-                        .filter(|pid| Path::new("/proc").join(pid.to_string()).exists());
+                    // A holder that has just taken the lock writes its pid a moment later.
+                    let read = || {
+                        std::fs::read_to_string(&path)
+                            .ok()
+                            .and_then(|s| s.trim().parse::<u32>().ok())
+                            .filter(|pid| Path::new("/proc").join(pid.to_string()).exists())
+                    };
+                    let mut holder = read();
+                    for _ in 0..20 {
+                        if holder.is_some() {
+                            break;
+                        }
+                        std::thread::sleep(std::time::Duration::from_millis(10));
+                        holder = read();
+                    }
                     break Err(IndexError::Busy { dir: dir.to_path_buf(), holder });
                 }
                 Err(TryLockError::Error(e)) => break Err(IndexError::Io { path: path.clone(), source: e }),
