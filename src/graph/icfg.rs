@@ -94,19 +94,18 @@ impl Icfg {
     }
 
     /// Marks function `f` removed: its nodes become isolated placeholders (no text, no
-    /// calls, not searchable) and its call sites are dropped; ids stay as they were.
-    /// Edges are left to [`Icfg::relink`].
+    /// calls, not searchable); ids stay as they were. Its edges and call sites are left to
+    /// [`Icfg::relink`], which drops them all in one pass.
     pub fn remove_function(&mut self, f: u32) {
         let range = self.function_nodes(f);
         self.functions[f as usize].removed = true;
-        for i in range.clone() {
+        for i in range {
             let n = &mut self.graph[NodeIndex::new(i)];
             n.kind = super::NodeKind::Exit;
             n.text = String::new();
             n.calls = Vec::new();
             n.parent = None;
         }
-        self.calls.retain(|c| !range.contains(&c.node.index()));
     }
 
     /// Replaces the call sites `sites` stands for (same node and call), adds new ones, and
@@ -114,10 +113,11 @@ impl Icfg {
     /// functions' nodes: the graph a fresh [`Icfg::link`] of the same functions makes.
     pub fn relink(&mut self, sites: Vec<CallSite>) {
         let replaced: std::collections::HashSet<(usize, u32)> = sites.iter().map(|s| (s.node.index(), s.call)).collect();
-        let mut all = std::mem::take(&mut self.calls);
-        all.retain(|c| !replaced.contains(&(c.node.index(), c.call)));
-        all.extend(sites);
         let functions = &self.functions;
+        let graph = &self.graph;
+        let mut all = std::mem::take(&mut self.calls);
+        all.retain(|c| !replaced.contains(&(c.node.index(), c.call)) && !functions[graph[c.node].function as usize].removed);
+        all.extend(sites);
         self.graph.retain_edges(|g, e| {
             let (a, b) = g.edge_endpoints(e).expect("an edge of the graph");
             let live = |n: NodeIndex| !functions[g[n].function as usize].removed;

@@ -155,31 +155,47 @@ pub fn encode(docs: &[Doc]) -> Vec<u8> {
 fn write(lens: &[[u16; FIELDS]], postings: HashMap<&str, Vec<Posting>>) -> Vec<u8> {
     let mut terms: Vec<&str> = postings.keys().copied().filter(|t| t.len() <= 255 && !postings[t].is_empty()).collect();
     terms.sort_unstable();
-    let mut out = Vec::new();
+    let mut body = Vec::new();
+    let mut buf = Vec::new();
+    for t in &terms {
+        put_term(&mut body, &mut buf, t, &postings[t]);
+    }
+    assemble(lens, terms.len() as u32, body)
+}
+
+/// One term's record: length, bytes, document frequency, posting bytes, postings (`buf`
+/// is scratch). Nothing for an empty list; returns how many records it wrote.
+fn put_term(body: &mut Vec<u8>, buf: &mut Vec<u8>, term: &str, list: &[Posting]) -> u32 {
+    if list.is_empty() {
+        return 0;
+    }
+    buf.clear();
+    let mut prev = 0u32;
+    for &(d, counts) in list {
+        put_varint(buf, d - prev);
+        prev = d;
+        buf.extend(counts);
+    }
+    body.push(term.len() as u8);
+    body.extend(term.as_bytes());
+    body.extend((list.len() as u32).to_le_bytes());
+    body.extend((buf.len() as u32).to_le_bytes());
+    body.extend(buf.iter());
+    1
+}
+
+/// The header (magic, slot and term counts, field lengths) before the term records.
+fn assemble(lens: &[[u16; FIELDS]], terms: u32, body: Vec<u8>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(16 + lens.len() * 2 * FIELDS + body.len());
     out.extend(MAGIC);
     out.extend((lens.len() as u32).to_le_bytes());
-    out.extend((terms.len() as u32).to_le_bytes());
+    out.extend(terms.to_le_bytes());
     for l in lens {
         for v in l {
             out.extend(v.to_le_bytes());
         }
     }
-    let mut buf = Vec::new();
-    for t in terms {
-        let list = &postings[t];
-        buf.clear();
-        let mut prev = 0u32;
-        for &(d, counts) in list {
-            put_varint(&mut buf, d - prev);
-            prev = d;
-            buf.extend(counts);
-        }
-        out.push(t.len() as u8);
-        out.extend(t.as_bytes());
-        out.extend((list.len() as u32).to_le_bytes());
-        out.extend((buf.len() as u32).to_le_bytes());
-        out.extend(&buf);
-    }
+    out.extend(body);
     out
 }
 
@@ -208,24 +224,6 @@ pub fn update(old: &Lexical, removed: &[u32], added: &[Doc]) -> Vec<u8> {
     let mut body = Vec::with_capacity(old.bytes.len());
     let mut count = 0u32;
     let mut buf = Vec::new();
-    let mut put = |term: &str, list: &[Posting], body: &mut Vec<u8>| -> u32 {
-        if list.is_empty() {
-            return 0;
-        }
-        buf.clear();
-        let mut prev = 0u32;
-        for &(d, counts) in list {
-            put_varint(&mut buf, d - prev);
-            prev = d;
-            buf.extend(counts);
-        }
-        body.push(term.len() as u8);
-        body.extend(term.as_bytes());
-        body.extend((list.len() as u32).to_le_bytes());
-        body.extend((buf.len() as u32).to_le_bytes());
-        body.extend(&buf);
-        1
-    };
     let (mut i, mut j) = (0, 0);
     while i < old_terms.len() || j < new_terms.len() {
         let take_old = j >= new_terms.len() || (i < old_terms.len() && old_terms[i].0 <= new_terms[j]);
@@ -240,27 +238,17 @@ pub fn update(old: &Lexical, removed: &[u32], added: &[Doc]) -> Vec<u8> {
             } else {
                 let mut list: Vec<Posting> = old.postings(a, b).filter(|(d, _)| !gone.contains(d)).collect();
                 list.extend_from_slice(extra);
-                count += put(term, &list, &mut body);
+                count += put_term(&mut body, &mut buf, term, &list);
             }
             i += 1;
         } else {
-            count += put(new_terms[j], extra, &mut body);
+            count += put_term(&mut body, &mut buf, new_terms[j], extra);
         }
         if take_new {
             j += 1;
         }
     }
-    let mut out = Vec::with_capacity(16 + lens.len() * 2 * FIELDS + body.len());
-    out.extend(MAGIC);
-    out.extend((lens.len() as u32).to_le_bytes());
-    out.extend(count.to_le_bytes());
-    for l in &lens {
-        for v in l {
-            out.extend(v.to_le_bytes());
-        }
-    }
-    out.extend(body);
-    out
+    assemble(&lens, count, body)
 }
 
 /// One query term with its weight (how often the query says it).
