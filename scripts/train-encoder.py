@@ -1,29 +1,40 @@
 #!/usr/bin/env python3
-"""Fine-tune all-MiniLM-L6-v2 for code search with LoRA adapters (run where a GPU is).
+"""Trains beryl's code-search adapters: LoRA on all-MiniLM-L6-v2 for (description, code) search.
 
-Contrastive training with in-batch negatives (symmetric InfoNCE, scale 20) on
-(doc comment, function) pairs mined by `beryl mine-pairs`; with probability --anon the
-code side is the anonymized twin with neutral names, with --rand the one with random
-names (both without comments), so the encoder learns to read what code does, not only
-what it is called. Only LoRA adapters on the
-six blocks' linear layers are trained; the base model is the one setup.sh installs, and
-beryl merges the adapters into it at load time (src/features/encoder.rs).
+  prepare   pairs (JSON lines from `beryl mine-pairs`) -> a bundle of token ids (xz)
+  train     bundle + base model -> a run folder: checkpoints, best adapters, dev curve, report
+  reference base model + adapters -> reference.json (vectors of fixed texts, f32, for the
+            Rust parity test)
 
-Packages listed in --dev-packages are held out: the script reports doc→code MRR among
-them (all dev pairs as candidates), for the base model and the adapted one, on plain
-and anonymized code. Writes adapter.safetensors, reference.json (vectors of fixed texts
-for the Rust parity test) and report.json to --out.
+The recipe, each part switchable to measure it:
+  - contrastive loss over in-batch negatives plus one hard negative per pair, mined once with
+    the frozen current encoder (`--init`): the function of the same package whose code the
+    current encoder finds closest to the pair's description, unless their descriptions are
+    near-identical (then it is probably no negative at all);
+  - code shown as written, or as its twin with neutral or random names (beryl's anonymizer);
+  - a twin term: a twin's vector is pulled towards the frozen current encoder's vector of the
+    original code (self-distillation), so renaming moves a function's vector little;
+  - queries that do not name the function: the description without the identifiers that the
+    anonymizer renamed in the code;
+  - gradient caching (`--chunk`): vectors of the whole batch first without gradients, the loss
+    and its gradient with respect to those vectors, then each chunk again with gradients; the
+    batch size is then not bounded by memory;
+  - bf16 matrix products on a GPU and on CPUs with native bf16 (AVX512-BF16).
+
+Runs are exact functions of (bundle, base, init, arguments): the data order and every random
+choice derive from (seed, epoch, step), dropout is off, and a checkpoint (adapters, optimizer,
+schedule, step, curve) is written atomically every few minutes; `train` on a run folder with a
+checkpoint goes on from it and reaches the same weights as a run never interrupted (on the
+same device type; `tests/train_encoder.rs` checks it on the CPU).
 """
-import argparse, gzip, json, math, os, random, sys, time
+import argparse, hashlib, io, json, lzma, math, os, random, re, sys, time
 
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
-from safetensors.torch import save_file
-from transformers import AutoModel, AutoTokenizer
+import numpy as np
 
 TARGETS = ("attention.self.query", "attention.self.key", "attention.self.value",
            "attention.output.dense", "intermediate.dense", "output.dense")
+KINDS = ("doc", "docnf", "code", "neutral", "random")
+CLS, SEP = 101, 102
 REFERENCE_TEXTS = [
     "compute all-pairs shortest path distances with the Floyd-Warshall algorithm",
     "Returns the greatest common divisor of two integers.",
@@ -34,153 +45,618 @@ REFERENCE_TEXTS = [
     "heap",
     "x",
 ]
+KEYWORDS = set("""auto break case char const continue default do double else enum extern float for goto if
+inline int long register restrict return short signed sizeof static struct switch typedef union unsigned
+void volatile while bool class namespace template typename public private protected virtual override
+final new delete this throw try catch using operator friend explicit mutable constexpr nullptr true
+false abstract boolean byte extends implements import instanceof interface package super synchronized
+throws transient var null""".split())
+IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-class LoRA(nn.Module):
-    def __init__(self, base: nn.Linear, r: int, alpha: float):
-        super().__init__()
-        self.base = base
-        self.r, self.scale = r, alpha / r
-        self.A = nn.Parameter(torch.randn(r, base.in_features) / math.sqrt(base.in_features))
-        self.B = nn.Parameter(torch.zeros(base.out_features, r))
-
-    def forward(self, x):
-        return self.base(x) + (x @ self.A.t() @ self.B.t()) * self.scale
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
 
 
-def add_lora(model, r, alpha):
-    wrapped = {}
-    for name, mod in list(model.named_modules()):
-        for t in TARGETS:
-            if name.endswith(t) and isinstance(mod, nn.Linear) and ".layer." in f".{name}":
-                parent = model.get_submodule(name.rsplit(".", 1)[0])
-                lora = LoRA(mod, r, alpha)
-                setattr(parent, name.rsplit(".", 1)[1], lora)
-                wrapped[name] = lora
-    return wrapped
+# ---------------------------------------------------------------- prepare
+
+def renamed_identifiers(code, neutral):
+    """Identifiers of `code` that the anonymizer renamed (absent from the neutral twin)."""
+    if not neutral:
+        return set()
+    kept = set(IDENT.findall(neutral))
+    return {w for w in IDENT.findall(code) if w not in kept and w not in KEYWORDS}
 
 
-def encode(model, tok, texts, dev, max_len, bs=256):
+def function_name(code):
+    for m in re.finditer(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(", code):
+        if m.group(1) not in KEYWORDS:
+            return m.group(1)
+    return None
+
+
+def looks_like_code(word):
+    """`list_add`, `getState`, `utf8`: not an English word. A name such as `close` or `log`
+    reads as the verb it is, and stays in the description."""
+    return "_" in word or any(c.isdigit() for c in word) or any(c.isupper() for c in word[1:])
+
+
+def name_free(doc, code, neutral):
+    """The description without the function's own identifiers (its name, its parameters',
+    the fields it touches) where they read as code, not as English words."""
+    ids = renamed_identifiers(code, neutral)
+    name = function_name(code)
+    low = {w.lower() for w in ids if len(w) >= 2 and looks_like_code(w)}
+    if name and looks_like_code(name):
+        low.add(name.lower())
     out = []
-    for i in range(0, len(texts), bs):
-        b = tok(texts[i:i + bs], padding=True, truncation=True, max_length=max_len, return_tensors="pt").to(dev)
-        h = model(**b).last_hidden_state
-        m = b["attention_mask"].unsqueeze(-1).to(h.dtype)
-        v = (h * m).sum(1) / m.sum(1).clamp(min=1e-9)
-        out.append(F.normalize(v, dim=-1))
-    return torch.cat(out)
-
-
-def mrr(q, c):
-    s = q @ c.t()
-    gold = s.diag().unsqueeze(1)
-    ranks = (s > gold).sum(1) + 1
-    return (1.0 / ranks.float()).mean().item()
+    for w in doc.split():
+        core = w.strip(".,;:!?`'\"()[]{}<>#*").removesuffix("()")
+        core = core.split("::")[-1].split(".")[-1] if ("::" in core or "." in core[1:-1]) else core
+        if core.lower() in low:
+            continue
+        out.append(w)
+    text = " ".join(out)
+    return text if len(text.split()) >= 3 else doc
 
 
 def norm_ws(s):
     return " ".join(s.split())
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--base", required=True)
-    ap.add_argument("--pairs", required=True)
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--dev-packages", default="jsoup,lua5.4,re2")
-    ap.add_argument("--anon", type=float, default=0.3, help="probability of the neutral-name twin")
-    ap.add_argument("--rand", type=float, default=0.3, help="probability of the random-name twin")
-    ap.add_argument("--epochs", type=int, default=3)
-    ap.add_argument("--batch", type=int, default=256)
-    ap.add_argument("--lr", type=float, default=5e-4)
-    ap.add_argument("--rank", type=int, default=16)
-    ap.add_argument("--alpha", type=float, default=32.0)
-    ap.add_argument("--max-len", type=int, default=256)
-    ap.add_argument("--seed", type=int, default=20261124)
-    a = ap.parse_args()
-    random.seed(a.seed)
+def pack(rows):
+    off = np.zeros(len(rows) + 1, dtype=np.uint32)
+    off[1:] = np.cumsum([len(r) for r in rows])
+    flat = np.fromiter((t for r in rows for t in r), dtype=np.uint16, count=int(off[-1]))
+    return flat, off
+
+
+def cmd_prepare(a):
+    from tokenizers import Tokenizer
+    tok = Tokenizer.from_file(os.path.join(a.base, "tokenizer.json"))
+    tok.no_truncation()
+    tok.no_padding()
+    pairs = [json.loads(l) for l in open(a.pairs)]
+    pairs.sort(key=lambda p: (p["source"], p.get("file", ""), p.get("lines", [0, 0])[0]))
+    packages = sorted({p["source"] for p in pairs})
+    pidx = {p: i for i, p in enumerate(packages)}
+    texts = {k: [] for k in KINDS}
+    changed = 0
+    for p in pairs:
+        code = norm_ws(p["code"])
+        neutral = norm_ws(p.get("code_anon") or "") or code
+        rand = norm_ws(p.get("code_rand") or "") or code
+        nf = name_free(p["doc"], p["code"], p.get("code_anon") or "")
+        changed += nf != p["doc"]
+        for k, t in zip(KINDS, (p["doc"], nf, code, neutral, rand)):
+            texts[k].append(t)
+    arrays = {}
+    for k in KINDS:
+        limit = a.doc_tokens if k.startswith("doc") else a.max_len - 2
+        ids = [e.ids[:limit] for e in tok.encode_batch(texts[k], add_special_tokens=False)]
+        arrays[f"tok_{k}"], arrays[f"off_{k}"] = pack(ids)
+    arrays["package"] = np.array([pidx[p["source"]] for p in pairs], dtype=np.uint32)
+    arrays["dev"] = np.array([p.get("split") == "dev" for p in pairs], dtype=np.uint8)
+    arrays["hash"] = np.array([int(p.get("hash") or "0", 16) for p in pairs], dtype=np.uint64)
+    meta = {
+        "pairs": len(pairs), "packages": packages, "dev_pairs": int(arrays["dev"].sum()),
+        "max_len": a.max_len, "doc_tokens": a.doc_tokens, "name_free_changed": changed,
+        "tokenizer_sha256": hashlib.sha256(open(os.path.join(a.base, "tokenizer.json"), "rb").read()).hexdigest(),
+        "pairs_sha256": hashlib.sha256(open(a.pairs, "rb").read()).hexdigest(),
+    }
+    arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    data = lzma.compress(buf.getvalue(), preset=9)
+    with open(a.out, "wb") as f:
+        f.write(data)
+    log(f"{a.out}: {len(pairs)} pairs ({meta['dev_pairs']} dev) from {len(packages)} packages, "
+        f"{changed} descriptions made name-free, {len(data) / 1e6:.1f} MB")
+
+
+def load_bundle(path):
+    z = np.load(io.BytesIO(lzma.decompress(open(path, "rb").read())))
+    arrays = {k: z[k] for k in z.files}
+    meta = json.loads(bytes(arrays.pop("meta")).decode())
+    return arrays, meta
+
+
+# ---------------------------------------------------------------- model
+
+def build_model(torch):
+    nn, F = torch.nn, torch.nn.functional
+
+    class LoRALinear(nn.Module):
+        def __init__(self, w, b):
+            super().__init__()
+            self.register_buffer("w", w)
+            self.register_buffer("b", b)
+            self.A = self.B = None
+            self.scale = 0.0
+
+        def add_lora(self, r, alpha, gen):
+            out_f, in_f = self.w.shape
+            self.A = nn.Parameter(torch.randn(r, in_f, generator=gen) / math.sqrt(in_f))
+            self.B = nn.Parameter(torch.zeros(out_f, r))
+            self.scale = alpha / r
+
+        def forward(self, x):
+            y = F.linear(x, self.w, self.b)
+            if self.A is not None:
+                y = y + F.linear(F.linear(x, self.A), self.B) * self.scale
+            return y
+
+    class Bert(nn.Module):
+        """BERT as all-MiniLM-L6-v2 uses it (post-LN, exact GELU, mean pooling)."""
+
+        def __init__(self, sd, cfg):
+            super().__init__()
+            g = lambda k: sd[k].float()
+            self.heads = cfg["num_attention_heads"]
+            self.eps = cfg["layer_norm_eps"]
+            for k in ("word_embeddings", "position_embeddings", "token_type_embeddings"):
+                self.register_buffer(k, g(f"embeddings.{k}.weight"))
+            self.register_buffer("ln_w", g("embeddings.LayerNorm.weight"))
+            self.register_buffer("ln_b", g("embeddings.LayerNorm.bias"))
+            self.lin = nn.ModuleDict()
+            self.norms = {}
+            for i in range(cfg["num_hidden_layers"]):
+                for t in TARGETS:
+                    n = f"encoder.layer.{i}.{t}"
+                    self.lin[n.replace(".", "_")] = LoRALinear(g(n + ".weight"), g(n + ".bias"))
+                for ln in ("attention.output.LayerNorm", "output.LayerNorm"):
+                    n = f"encoder.layer.{i}.{ln}"
+                    w, b = n.replace(".", "_") + "_w", n.replace(".", "_") + "_b"
+                    self.register_buffer(w, g(n + ".weight"))
+                    self.register_buffer(b, g(n + ".bias"))
+                    self.norms[n] = (w, b)
+            self.layers = cfg["num_hidden_layers"]
+
+        def linear(self, name):
+            return self.lin[name.replace(".", "_")]
+
+        def ln(self, name, x):
+            w, b = self.norms[name]
+            return F.layer_norm(x, x.shape[-1:], getattr(self, w), getattr(self, b), self.eps)
+
+        def forward(self, ids, mask):
+            n, L = ids.shape
+            x = self.word_embeddings[ids] + self.position_embeddings[:L].unsqueeze(0) + self.token_type_embeddings[0]
+            x = F.layer_norm(x, x.shape[-1:], self.ln_w, self.ln_b, self.eps)
+            am = mask.bool()[:, None, None, :]
+            for i in range(self.layers):
+                p = f"encoder.layer.{i}."
+                q, k, v = (self.linear(p + t)(x).view(n, L, self.heads, -1).transpose(1, 2) for t in TARGETS[:3])
+                ctx = F.scaled_dot_product_attention(q, k, v, attn_mask=am).transpose(1, 2).reshape(n, L, -1)
+                x = self.ln(p + "attention.output.LayerNorm", x + self.linear(p + "attention.output.dense")(ctx))
+                h = F.gelu(self.linear(p + "intermediate.dense")(x))
+                x = self.ln(p + "output.LayerNorm", x + self.linear(p + "output.dense")(h))
+            m = mask.unsqueeze(-1).to(x.dtype)
+            v = (x * m).sum(1) / m.sum(1).clamp(min=1e-9)
+            return F.normalize(v.float(), dim=-1)
+
+    return Bert
+
+
+def lora_names(model):
+    """safetensors names (`encoder.layer.0.attention.self.query`) of the LoRA linears."""
+    out = {}
+    for i in range(model.layers):
+        for t in TARGETS:
+            out[f"encoder.layer.{i}.{t}"] = model.linear(f"encoder.layer.{i}.{t}")
+    return out
+
+
+def load_base(torch, base, device):
+    from safetensors.torch import load_file
+    sd = load_file(os.path.join(base, "model.safetensors"))
+    cfg = json.load(open(os.path.join(base, "config.json")))
+    return build_model(torch)(sd, cfg).to(device)
+
+
+def apply_adapter(torch, model, path, trainable=False, rank=None, alpha=None, gen=None):
+    """Adds LoRA to every target linear: from `path` when given (values as stored, f16 as f16
+    rounds them), else fresh (A random, B zero)."""
+    from safetensors import safe_open
+    tensors, meta = {}, {}
+    if path:
+        with safe_open(path, "pt") as f:
+            meta = f.metadata() or {}
+            for k in f.keys():
+                tensors[k] = f.get_tensor(k).float()
+        rank, alpha = int(meta["rank"]), float(meta["alpha"])
+    for name, lin in lora_names(model).items():
+        lin.add_lora(rank, alpha, gen)
+        if path:
+            lin.A.data.copy_(tensors[name + ".lora_A"])
+            lin.B.data.copy_(tensors[name + ".lora_B"])
+        lin.A.requires_grad_(trainable)
+        lin.B.requires_grad_(trainable)
+    return rank, alpha
+
+
+def save_adapter(model, path, rank, alpha, dtype):
+    import torch
+    from safetensors.torch import save_file
+    t = {}
+    for name, lin in lora_names(model).items():
+        t[name + ".lora_A"] = lin.A.detach().to("cpu", dtype).contiguous()
+        t[name + ".lora_B"] = lin.B.detach().to("cpu", dtype).contiguous()
+    tmp = path + ".tmp"
+    save_file(t, tmp, metadata={"rank": str(rank), "alpha": str(alpha)})
+    os.replace(tmp, path)
+
+
+# ---------------------------------------------------------------- batches and encoding
+
+class Data:
+    def __init__(self, arrays):
+        self.a = arrays
+
+    def ids(self, kind, i):
+        off = self.a[f"off_{kind}"]
+        return self.a[f"tok_{kind}"][off[i]:off[i + 1]]
+
+
+def encode_ids(torch, model, seqs, device, chunk, grad, bf16):
+    """Vectors of token-id sequences, shortest first in chunks of at most `chunk` sequences
+    (each padded to its own longest), returned in input order."""
+    order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))
+    out = [None] * len(seqs)
+    for s in range(0, len(order), chunk):
+        part = order[s:s + chunk]
+        L = max(len(seqs[i]) for i in part) + 2
+        ids = torch.zeros((len(part), L), dtype=torch.long)
+        mask = torch.zeros((len(part), L), dtype=torch.long)
+        for r, i in enumerate(part):
+            t = torch.from_numpy(seqs[i].astype(np.int64))
+            ids[r, 0] = CLS
+            ids[r, 1:1 + len(t)] = t
+            ids[r, 1 + len(t)] = SEP
+            mask[r, :len(t) + 2] = 1
+        with torch.set_grad_enabled(grad), torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
+            v = model(ids.to(device), mask.to(device))
+        for r, i in enumerate(part):
+            out[i] = v[r]
+    return torch.stack(out)
+
+
+def texts_to_ids(tok, texts, max_len):
+    return [np.array(e.ids[:max_len - 2], dtype=np.uint16) for e in tok.encode_batch(texts, add_special_tokens=False)]
+
+
+def mrr(torch, q, c):
+    s = q @ c.t()
+    gold = s.diag().unsqueeze(1)
+    ranks = (s > gold).sum(1) + 1
+    return (1.0 / ranks.float()).mean().item()
+
+
+# ---------------------------------------------------------------- train
+
+def pick_device(torch, want):
+    if want == "auto":
+        want = "cuda" if torch.cuda.is_available() else "cpu"
+    return torch.device(want)
+
+
+def native_bf16(device):
+    if device.type == "cuda":
+        return True
+    try:
+        return "avx512_bf16" in open("/proc/cpuinfo").read()
+    except OSError:
+        return False
+
+
+def args_of(a):
+    return {k: v for k, v in vars(a).items() if k != "fn"}
+
+
+def step_rng(seed, *keys):
+    return np.random.default_rng([seed, *keys])
+
+
+def cmd_train(a):
+    import torch
+    F = torch.nn.functional
+    torch.use_deterministic_algorithms(a.deterministic, warn_only=True)
+    if a.threads:
+        torch.set_num_threads(a.threads)
+    device = pick_device(torch, a.device)
+    bf16 = {"auto": native_bf16(device), "on": True, "off": False}[a.bf16]
+    arrays, meta = load_bundle(a.bundle)
+    data = Data(arrays)
+    dev_mask = arrays["dev"].astype(bool)
+    train_idx = np.flatnonzero(~dev_mask)
+    dev_idx = np.flatnonzero(dev_mask)
+    if a.limit_dev and len(dev_idx) > a.limit_dev:
+        dev_idx = dev_idx[step_rng(a.seed, 7).permutation(len(dev_idx))[:a.limit_dev]]
+        dev_idx.sort()
+    os.makedirs(a.run, exist_ok=True)
+    ckpt_path = os.path.join(a.run, "checkpoint.pt")
+    t_start = time.time()
+
     torch.manual_seed(a.seed)
-    dev = "cuda" if torch.cuda.is_available() else "cpu"
-    opener = gzip.open if a.pairs.endswith(".gz") else open
-    pairs = [json.loads(l) for l in opener(a.pairs, "rt")]
-    held = set(a.dev_packages.split(","))
-    train = [p for p in pairs if p["source"] not in held]
-    dev_pairs = [p for p in pairs if p["source"] in held]
-    print(f"{len(train)} training pairs, {len(dev_pairs)} dev pairs ({sorted(held)}) on {dev}", flush=True)
-
-    tok = AutoTokenizer.from_pretrained(a.base)
-    model = AutoModel.from_pretrained(a.base).float().to(dev)
-    model.eval()
-
-    def dev_eval():
-        with torch.no_grad(), torch.autocast(dev, dtype=torch.bfloat16, enabled=dev == "cuda"):
-            q = encode(model, tok, [p["doc"] for p in dev_pairs], dev, a.max_len).float()
-            c = encode(model, tok, [norm_ws(p["code"]) for p in dev_pairs], dev, a.max_len).float()
-            n = encode(model, tok, [norm_ws(p["code_anon"] or p["code"]) for p in dev_pairs], dev, a.max_len).float()
-            r = encode(model, tok, [norm_ws(p.get("code_rand") or p["code"]) for p in dev_pairs], dev, a.max_len).float()
-        return {"plain_mrr": mrr(q, c), "anonymized_mrr": mrr(q, n), "random_names_mrr": mrr(q, r)}
-
-    base_dev = dev_eval()
-    print("base dev", base_dev, flush=True)
+    gen = torch.Generator().manual_seed(a.seed)
+    model = load_base(torch, a.base, device)
     for p in model.parameters():
         p.requires_grad_(False)
-    wrapped = add_lora(model, a.rank, a.alpha)
-    model.to(dev)
-    params = [p for l in wrapped.values() for p in (l.A, l.B)]
+    teacher = None
+    if a.init:
+        teacher = load_base(torch, a.base, device)
+        apply_adapter(torch, teacher, a.init)
+        teacher.eval()
+    # The student starts from the current adapters when given, else from fresh ones.
+    if a.init and not a.fresh:
+        rank, alpha = apply_adapter(torch, model, a.init, trainable=True)
+    else:
+        rank, alpha = apply_adapter(torch, model, None, trainable=True, rank=a.rank, alpha=a.alpha, gen=gen)
+    model.to(device)
+    params = [p for lin in lora_names(model).values() for p in (lin.A, lin.B)]
     opt = torch.optim.AdamW(params, lr=a.lr, weight_decay=0.0)
-    steps = a.epochs * (len(train) // a.batch)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / 20) * max(0.0, 1 - s / max(1, steps)))
-    t0 = time.time()
-    step = 0
-    for ep in range(a.epochs):
-        random.shuffle(train)
-        model.train()
-        for i in range(0, len(train) - a.batch + 1, a.batch):
-            batch = train[i:i + a.batch]
-            docs = [p["doc"] for p in batch]
-            codes = []
-            for p in batch:
-                r = random.random()
-                if r < a.anon and p["code_anon"]:
-                    codes.append(norm_ws(p["code_anon"]))
-                elif r < a.anon + a.rand and p.get("code_rand"):
-                    codes.append(norm_ws(p["code_rand"]))
-                else:
-                    codes.append(norm_ws(p["code"]))
-            with torch.autocast(dev, dtype=torch.bfloat16, enabled=dev == "cuda"):
-                q = encode(model, tok, docs, dev, a.max_len, bs=a.batch)
-                c = encode(model, tok, codes, dev, a.max_len, bs=a.batch)
-                s = (q.float() @ c.float().t()) * 20.0
-                lab = torch.arange(len(batch), device=dev)
-                loss = (F.cross_entropy(s, lab) + F.cross_entropy(s.t(), lab)) / 2
-            opt.zero_grad()
+
+    def encode(m, kind, idx):
+        return encode_ids(torch, m, [data.ids(kind, i) for i in idx], device, a.chunk, False, bf16)
+
+    def dev_eval(m):
+        with torch.no_grad():
+            q = encode(m, "doc", dev_idx)
+            qn = encode(m, "docnf", dev_idx)
+            r = {"plain": mrr(torch, q, encode(m, "code", dev_idx))}
+            r["neutral"] = mrr(torch, q, encode(m, "neutral", dev_idx))
+            r["random"] = mrr(torch, q, encode(m, "random", dev_idx))
+            r["name_free_query"] = mrr(torch, qn, encode(m, "code", dev_idx))
+        r["mean"] = (r["plain"] + r["neutral"] + r["random"]) / 3
+        return {k: round(v, 4) for k, v in r.items()}
+
+    # Hard negatives and distillation targets, from the frozen current encoder; computed
+    # once per run folder and reused on resume.
+    mined_path = os.path.join(a.run, "mined.pt")
+    if os.path.exists(mined_path):
+        mined = torch.load(mined_path, weights_only=True)
+    else:
+        mined = {"hard": torch.full((len(arrays["package"]),), -1, dtype=torch.long)}
+        src = teacher if teacher is not None else model
+        t0 = time.time()
+        with torch.no_grad():
+            docs = encode(src, "doc", train_idx).half()
+            codes = encode(src, "code", train_idx).half()
+        mined["target"] = torch.zeros((len(arrays["package"]), codes.shape[1]), dtype=torch.float16)
+        mined["target"][torch.from_numpy(train_idx)] = codes.cpu()
+        pk = arrays["package"][train_idx]
+        hashes = arrays["hash"][train_idx]
+        found = 0
+        for p in np.unique(pk):
+            rows = np.flatnonzero(pk == p)
+            if len(rows) < 2:
+                continue
+            r = torch.from_numpy(rows).to(docs.device)
+            d, c = docs[r].float(), codes[r].float()
+            s = d @ c.t()
+            dd = d @ d.t()
+            same = torch.from_numpy(hashes[rows][:, None] == hashes[rows][None, :]).to(s.device)
+            bad = same | (dd > a.hard_doc_max) | torch.eye(len(rows), dtype=torch.bool, device=s.device)
+            s = s.masked_fill(bad, -2.0)
+            best = s.argmax(1)
+            ok = s.gather(1, best[:, None]).squeeze(1) > -2.0
+            glob = torch.from_numpy(train_idx[rows])
+            sel = torch.from_numpy(train_idx[rows[best.cpu().numpy()]])
+            okc = ok.cpu()
+            mined["hard"][glob[okc]] = sel[okc]
+            found += int(okc.sum())
+        torch.save(mined, mined_path)
+        log(f"hard negatives for {found} of {len(train_idx)} training pairs, {time.time() - t0:.0f} s")
+    hard, target = mined["hard"], mined["target"]
+
+    spe = len(train_idx) // a.batch
+    state = None
+    if os.path.exists(ckpt_path) and not a.restart:
+        state = torch.load(ckpt_path, weights_only=False)
+        for k in ("seed", "batch", "lr", "neutral", "random", "name_free", "twin", "hard", "grad_cache", "chunk"):
+            if state["args"].get(k) != getattr(a, k):
+                sys.exit(f"{ckpt_path}: the checkpoint was made with --{k.replace('_', '-')} {state['args'].get(k)}, not {getattr(a, k)}; use another --run or --restart")
+        for name, lin in lora_names(model).items():
+            lin.A.data.copy_(state["lora"][name + ".A"])
+            lin.B.data.copy_(state["lora"][name + ".B"])
+        opt.load_state_dict(state["opt"])
+        step, total, curve = state["step"], state["total"], state["curve"]
+        best = state["best"]
+        log(f"resumed at step {step} of {total}")
+    else:
+        step, curve, best = 0, [], None
+        total = max(1, int(round(a.epochs * spe)))
+        if len(dev_idx):
+            if teacher is not None and a.fresh:
+                r = dev_eval(teacher)
+                curve.append({"step": 0, "what": "current encoder (--init)", **r})
+                log("current encoder on dev", r)
+            r = dev_eval(model)
+            curve.append({"step": 0, "what": "start", **r})
+            log("start on dev", r)
+            # The start is a candidate too: a run never ships adapters worse than it began with.
+            best = {"step": 0, **r}
+            save_adapter(model, os.path.join(a.run, "best.safetensors"), rank, alpha, torch.float16)
+
+    def lr_at(s):
+        # Linear warm-up over the first 5% of steps, then linear decay to zero.
+        warm = max(1, int(0.05 * total))
+        if s < warm:
+            return a.lr * (s + 1) / warm
+        return a.lr * max(0.0, (total - s) / max(1, total - warm))
+
+    def save(path):
+        lora = {}
+        for name, lin in lora_names(model).items():
+            lora[name + ".A"] = lin.A.detach().cpu().clone()
+            lora[name + ".B"] = lin.B.detach().cpu().clone()
+        st = {"lora": lora, "opt": opt.state_dict(), "step": step, "total": total, "curve": curve, "best": best,
+              "args": args_of(a), "rank": rank, "alpha": alpha}
+        tmp = path + ".tmp"
+        torch.save(st, tmp)
+        os.replace(tmp, path)
+
+    def evaluate_and_keep():
+        nonlocal best
+        r = dev_eval(model)
+        curve.append({"step": step, "seconds": round(time.time() - t_start, 1), **r})
+        log(f"step {step}/{total} dev {r}")
+        if best is None or r["mean"] > best["mean"]:
+            best = {"step": step, **r}
+            save_adapter(model, os.path.join(a.run, "best.safetensors"), rank, alpha, torch.float16)
+
+    last_ckpt = time.time()
+    t_train = time.time()
+    timed = None
+    while step < total:
+        if a.stop_after is not None and step >= a.stop_after:
+            break
+        epoch, pos = divmod(step, spe)
+        perm = step_rng(a.seed, 1, epoch).permutation(train_idx)
+        idx = perm[pos * a.batch:(pos + 1) * a.batch]
+        rng = step_rng(a.seed, 2, step)
+        u = rng.random(len(idx))
+        kinds = np.where(u < a.neutral, "neutral", np.where(u < a.neutral + a.random, "random", "code"))
+        docs = np.where(rng.random(len(idx)) < a.name_free, "docnf", "doc")
+        hn = hard[torch.from_numpy(idx)].numpy() if a.hard else np.full(len(idx), -1)
+        uh = rng.random(len(idx))
+        hk = np.where(uh < a.neutral, "neutral", np.where(uh < a.neutral + a.random, "random", "code"))
+        hidx = [(h, k) for h, k in zip(hn, hk) if h >= 0]
+        seqs = [data.ids(k, i) for k, i in zip(docs, idx)] + [data.ids(k, i) for k, i in zip(kinds, idx)] + [data.ids(k, h) for h, k in hidx]
+        n = len(idx)
+        twin = torch.from_numpy(kinds != "code").to(device)
+        tgt = target[torch.from_numpy(idx)].to(device).float()
+
+        def loss_of(v):
+            q, c, h = v[:n], v[n:2 * n], v[2 * n:]
+            cand = torch.cat([c, h]) if len(h) else c
+            s = (q @ cand.t()) * a.scale
+            lab = torch.arange(n, device=device)
+            loss = (F.cross_entropy(s, lab) + F.cross_entropy((c @ q.t()) * a.scale, lab)) / 2
+            if a.twin > 0 and bool(twin.any()):
+                loss = loss + a.twin * (1 - (c[twin] * tgt[twin]).sum(-1)).mean()
+            return loss
+
+        for g in opt.param_groups:
+            g["lr"] = lr_at(step)
+        opt.zero_grad(set_to_none=True)
+        if not a.grad_cache:
+            v = encode_ids(torch, model, seqs, device, a.chunk, True, bf16)
+            loss = loss_of(v)
             loss.backward()
-            opt.step()
-            sched.step()
-            step += 1
-            if step % 25 == 0:
-                print(f"epoch {ep} step {step}/{steps} loss {loss.item():.4f} {time.time() - t0:.0f}s", flush=True)
-    model.eval()
-    tuned_dev = dev_eval()
-    print("tuned dev", tuned_dev, flush=True)
-    os.makedirs(a.out, exist_ok=True)
-    tensors = {}
-    for name, l in wrapped.items():
-        tensors[f"{name}.lora_A"] = l.A.detach().float().cpu().contiguous()
-        tensors[f"{name}.lora_B"] = l.B.detach().float().cpu().contiguous()
-    save_file(tensors, os.path.join(a.out, "adapter.safetensors"), metadata={"rank": str(a.rank), "alpha": str(a.alpha)})
-    with torch.no_grad():
-        ref = encode(model, tok, REFERENCE_TEXTS, dev, a.max_len).float().cpu().tolist()
-    json.dump({"texts": REFERENCE_TEXTS, "vectors": ref}, open(os.path.join(a.out, "reference.json"), "w"))
+        else:
+            with torch.no_grad():
+                v = encode_ids(torch, model, seqs, device, a.chunk, False, bf16)
+            v = v.detach().requires_grad_(True)
+            loss = loss_of(v)
+            loss.backward()
+            g = v.grad
+            order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))
+            for s0 in range(0, len(order), a.chunk):
+                part = order[s0:s0 + a.chunk]
+                vp = encode_ids(torch, model, [seqs[i] for i in part], device, a.chunk, True, bf16)
+                (vp * g[torch.tensor(part, device=device)]).sum().backward()
+        opt.step()
+        step += 1
+        if step == 20 and a.minutes and timed is None:
+            # Fit the schedule to the time budget once, from the measured step time; the
+            # new total is saved with the checkpoints, so a resumed run keeps it.
+            per = (time.time() - t_train) / 20
+            fit = int(a.minutes * 60 / per)
+            timed = per
+            if fit < total:
+                log(f"{per:.2f} s per step: {total} steps do not fit {a.minutes} min, training {fit}")
+                total = max(step + 1, fit)
+        if step % a.log_every == 0:
+            log(f"step {step}/{total} loss {loss.item():.4f} lr {lr_at(step - 1):.2e} {time.time() - t_start:.0f}s")
+        if a.eval_every and step % a.eval_every == 0 and step < total and len(dev_idx):
+            evaluate_and_keep()
+        if time.time() - last_ckpt > a.checkpoint_minutes * 60 or (a.checkpoint_every and step % a.checkpoint_every == 0):
+            save(ckpt_path)
+            last_ckpt = time.time()
+    if step >= total and len(dev_idx) and not (curve and curve[-1]["step"] == step):
+        evaluate_and_keep()
+    save(ckpt_path)
+    save_adapter(model, os.path.join(a.run, "last.safetensors"), rank, alpha, torch.float32)
     report = {
-        "training_pairs": len(train), "dev_pairs": len(dev_pairs), "dev_packages": sorted(held),
-        "sources": sorted({p["source"] for p in train}), "steps": step, "epochs": a.epochs, "batch": a.batch,
-        "lr": a.lr, "rank": a.rank, "alpha": a.alpha, "neutral_twin_probability": a.anon, "random_twin_probability": a.rand, "max_len": a.max_len,
-        "seed": a.seed, "seconds": round(time.time() - t0, 1), "device": torch.cuda.get_device_name(0) if dev == "cuda" else "cpu",
-        "dev_base": base_dev, "dev_tuned": tuned_dev,
+        "done": step >= total, "step": step, "total_steps": total, "steps_per_epoch": spe,
+        "training_pairs": int(len(train_idx)), "dev_pairs": int(len(dev_idx)), "packages": len(meta["packages"]),
+        "dev_packages": sorted({meta["packages"][i] for i in arrays["package"][dev_mask]}),
+        "device": torch.cuda.get_device_name(0) if device.type == "cuda" else f"cpu ({torch.get_num_threads()} threads)",
+        "bf16": bf16, "seconds": round(time.time() - t_start, 1), "seconds_per_step": timed,
+        "rank": rank, "alpha": alpha, "best": best, "curve": curve, "args": args_of(a), "bundle": meta.get("pairs_sha256"),
     }
-    json.dump(report, open(os.path.join(a.out, "report.json"), "w"), indent=2)
-    print(json.dumps(report), flush=True)
+    json.dump(report, open(os.path.join(a.run, "report.json"), "w"), indent=1)
+    log(f"{'finished' if step >= total else 'stopped'} at step {step}/{total}; best {best}")
+
+
+def cmd_reference(a):
+    import torch
+    from tokenizers import Tokenizer
+    torch.set_grad_enabled(False)
+    model = load_base(torch, a.base, torch.device("cpu"))
+    if a.adapter:
+        apply_adapter(torch, model, a.adapter)
+    tok = Tokenizer.from_file(os.path.join(a.base, "tokenizer.json"))
+    tok.no_truncation()
+    tok.no_padding()
+    seqs = texts_to_ids(tok, REFERENCE_TEXTS, 256)
+    v = encode_ids(torch, model, seqs, torch.device("cpu"), 1, False, False)
+    json.dump({"texts": REFERENCE_TEXTS, "vectors": v.tolist()}, open(a.out, "w"))
+    log(f"{a.out}: {len(REFERENCE_TEXTS)} reference vectors")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("prepare")
+    p.add_argument("--pairs", required=True)
+    p.add_argument("--base", required=True, help="folder with tokenizer.json")
+    p.add_argument("--out", required=True)
+    p.add_argument("--max-len", type=int, default=256)
+    p.add_argument("--doc-tokens", type=int, default=64)
+    p.set_defaults(fn=cmd_prepare)
+    t = sub.add_parser("train")
+    t.add_argument("--bundle", required=True)
+    t.add_argument("--base", required=True, help="folder with model.safetensors and config.json")
+    t.add_argument("--run", required=True, help="run folder: checkpoints, adapters, report")
+    t.add_argument("--init", help="current adapters: teacher, hard-negative miner and starting point")
+    t.add_argument("--fresh", action="store_true", help="start from fresh adapters, not --init's")
+    t.add_argument("--rank", type=int, default=64)
+    t.add_argument("--alpha", type=float, default=128.0)
+    t.add_argument("--device", default="auto")
+    t.add_argument("--bf16", choices=("auto", "on", "off"), default="auto")
+    t.add_argument("--threads", type=int, default=0)
+    t.add_argument("--epochs", type=float, default=1.0)
+    t.add_argument("--minutes", type=float, default=0, help="fit the schedule to this much training time")
+    t.add_argument("--batch", type=int, default=256)
+    t.add_argument("--chunk", type=int, default=128, help="sequences per forward pass (similar lengths together)")
+    t.add_argument("--grad-cache", action="store_true", help="gradient caching: activations of one chunk at a time, any batch size")
+    t.add_argument("--lr", type=float, default=2e-4)
+    t.add_argument("--scale", type=float, default=20.0)
+    t.add_argument("--neutral", type=float, default=0.3, help="share of code shown as its neutral-name twin")
+    t.add_argument("--random", type=float, default=0.3, help="share shown as its random-name twin")
+    t.add_argument("--name-free", type=float, default=0.5, help="share of queries without the function's identifiers")
+    t.add_argument("--twin", type=float, default=1.0, help="weight of the twin term (0: off)")
+    t.add_argument("--hard", type=int, default=1, help="1: add one mined hard negative per pair")
+    t.add_argument("--hard-doc-max", type=float, default=0.9, help="descriptions this similar never make a negative")
+    t.add_argument("--seed", type=int, default=20261127)
+    t.add_argument("--eval-every", type=int, default=100)
+    t.add_argument("--limit-dev", type=int, default=0)
+    t.add_argument("--log-every", type=int, default=10)
+    t.add_argument("--checkpoint-minutes", type=float, default=5.0)
+    t.add_argument("--checkpoint-every", type=int, default=0)
+    t.add_argument("--stop-after", type=int, help="stop after this step (an interruption, for tests)")
+    t.add_argument("--restart", action="store_true", help="ignore a checkpoint in --run")
+    t.add_argument("--deterministic", action="store_true")
+    t.set_defaults(fn=cmd_train)
+    r = sub.add_parser("reference")
+    r.add_argument("--base", required=True)
+    r.add_argument("--adapter")
+    r.add_argument("--out", required=True)
+    r.set_defaults(fn=cmd_reference)
+    a = ap.parse_args()
+    a.fn(a)
 
 
 if __name__ == "__main__":

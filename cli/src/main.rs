@@ -109,11 +109,33 @@ enum Cmd {
     /// Mine (doc comment, function) pairs, with anonymized twins, from Debian source
     /// packages for training a code-search encoder (JSON lines). Packages of bench/algo and
     /// those kept for held-out evaluation are refused.
+    ///
+    /// Pairs are kept unique across packages (identical, renamed and near-identical
+    /// functions) and split into train and dev by package. `--list` writes the pair list
+    /// (package, version, file, lines, hash) that the repository keeps; `--rebuild LIST`
+    /// mines the listed packages again and writes exactly the listed pairs.
     MinePairs {
-        #[arg(required = true)]
+        /// Debian source packages to mine.
         packages: Vec<String>,
+        /// A file with more package names, one per line (`#` starts a comment).
+        #[arg(long)]
+        packages_from: Option<PathBuf>,
+        /// The pairs with their texts (JSON lines).
         #[arg(long)]
         out: PathBuf,
+        /// Also write the pair list (tab-separated; gzip when it ends in .gz).
+        #[arg(long)]
+        list: Option<PathBuf>,
+        /// Rebuild the texts of the pairs in this list instead of selecting anew.
+        #[arg(long, conflicts_with_all = ["packages", "packages_from", "list"])]
+        rebuild: Option<PathBuf>,
+        /// Evaluation files whose code must never be mined: CLARC (`.json`) and
+        /// GenCodeSearchNet (`.jsonl`) files; copies and near-copies are dropped.
+        #[arg(long)]
+        exclude_code: Vec<PathBuf>,
+        /// At most this many pairs from one package.
+        #[arg(long, default_value_t = 1500)]
+        per_package: usize,
     },
     /// A Model Context Protocol server over stdio: indexes and models stay loaded between
     /// tool calls from an agent or editor.
@@ -175,6 +197,6 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Bench { cmd } => bench::run(cmd),
         Cmd::Mcp(a) => mcp::run(a),
         Cmd::DistillStatic { corpora, out, encoder_dir } => train::distill_static(corpora, out, encoder_dir),
-        Cmd::MinePairs { packages, out } => train::mine_pairs(packages, out),
+        Cmd::MinePairs { packages, packages_from, out, list, rebuild, exclude_code, per_package } => train::mine_pairs(train::MineArgs { packages, packages_from, out, list, rebuild, exclude_code, per_package }),
     }
 }

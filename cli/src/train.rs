@@ -105,26 +105,214 @@ pub fn train(
     Ok(())
 }
 
-pub fn mine_pairs(packages: Vec<String>, out: PathBuf) -> Result<()> {
-    use std::io::Write;
-    let truth = beryl_lab::algo::Truth::load(&beryl::repo_path("bench/algo/truth.json"))?;
-    let mut f = std::io::BufWriter::new(std::fs::File::create(&out).with_context(|| format!("creating {}", out.display()))?);
-    let mut total = 0;
-    for p in &packages {
-        if beryl_lab::pairs::held_out(p, &truth) {
-            anyhow::bail!("{p} is a benchmark or held-out project; it must not be mined");
+pub struct MineArgs {
+    pub packages: Vec<String>,
+    pub packages_from: Option<PathBuf>,
+    pub out: PathBuf,
+    pub list: Option<PathBuf>,
+    pub rebuild: Option<PathBuf>,
+    pub exclude_code: Vec<PathBuf>,
+    pub per_package: usize,
+}
+
+/// Bumped when mining would give other pairs from the same tree, so cached pairs of an
+/// older miner are not reused.
+const MINER: u32 = 2;
+
+/// The pairs of one package: from the cache when this package version was mined by this
+/// miner already, else fetched and mined (and cached).
+fn mined(pkg: &str) -> Result<Vec<beryl_lab::pairs::Pair>> {
+    use std::io::{BufRead, Write};
+    let root = fetch::fetch(pkg).with_context(|| format!("fetching {pkg}"))?;
+    let version = fetch::fetched_version(pkg).unwrap_or_default();
+    let cache = fetch::cache_dir().join("pairs").join(format!("v{MINER}")).join(format!("{pkg}_{version}.jsonl"));
+    if let Ok(f) = std::fs::File::open(&cache) {
+        let pairs: std::result::Result<Vec<beryl_lab::pairs::Pair>, _> = std::io::BufReader::new(f).lines().map(|l| serde_json::from_str(&l.map_err(anyhow::Error::from)?).map_err(anyhow::Error::from)).collect();
+        if let Ok(p) = pairs {
+            return Ok(p);
         }
-        let root = fetch::fetch(p).with_context(|| format!("fetching {p}"))?;
-        let t = Instant::now();
-        let pairs = beryl_lab::pairs::mine(&root, p);
-        for x in &pairs {
-            writeln!(f, "{}", serde_json::to_string(x)?)?;
-        }
-        total += pairs.len();
-        eprintln!("{p}: {} pairs in {:.1} s", pairs.len(), t.elapsed().as_secs_f64());
+    }
+    let mut pairs = beryl_lab::pairs::mine(&root, pkg);
+    for p in &mut pairs {
+        p.version = version.clone();
+    }
+    if let Some(d) = cache.parent() {
+        std::fs::create_dir_all(d)?;
+    }
+    let tmp = cache.with_extension("tmp");
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+    for p in &pairs {
+        writeln!(f, "{}", serde_json::to_string(p)?)?;
     }
     f.flush()?;
-    println!("{total} pairs from {} packages in {}", packages.len(), out.display());
+    drop(f);
+    std::fs::rename(&tmp, &cache)?;
+    Ok(pairs)
+}
+
+/// Yields each package's mined pairs in order, fetching and unpacking the next packages on
+/// two threads while the current one is mined.
+fn mine_in_order(packages: &[String], mut each: impl FnMut(&str, Result<Vec<beryl_lab::pairs::Pair>>, f64) -> Result<()>) -> Result<()> {
+    use std::sync::mpsc;
+    let (tx, rx) = mpsc::sync_channel::<(usize, Result<PathBuf>)>(4);
+    let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let list: std::sync::Arc<Vec<String>> = std::sync::Arc::new(packages.to_vec());
+    let mut workers = Vec::new();
+    for _ in 0..2 {
+        let (tx, next, list) = (tx.clone(), next.clone(), list.clone());
+        workers.push(std::thread::spawn(move || loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let Some(p) = list.get(i) else { break };
+            let r = fetch::fetch(p).with_context(|| format!("fetching {p}"));
+            if tx.send((i, r)).is_err() {
+                break;
+            }
+        }));
+    }
+    drop(tx);
+    let mut ready: std::collections::HashMap<usize, Result<PathBuf>> = Default::default();
+    for i in 0..packages.len() {
+        while !ready.contains_key(&i) {
+            let Ok((j, r)) = rx.recv() else { break };
+            ready.insert(j, r);
+        }
+        let t = Instant::now();
+        let r = match ready.remove(&i) {
+            Some(Ok(_)) => mined(&packages[i]),
+            Some(Err(e)) => Err(e),
+            None => Err(anyhow::anyhow!("{}: not fetched", packages[i])),
+        };
+        each(&packages[i], r, t.elapsed().as_secs_f64())?;
+    }
+    drop(rx);
+    for w in workers {
+        let _ = w.join();
+    }
+    Ok(())
+}
+
+fn write_pairs(out: &PathBuf, pairs: &[beryl_lab::pairs::Pair]) -> Result<()> {
+    use std::io::Write;
+    if let Some(d) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(d)?;
+    }
+    let mut f = std::io::BufWriter::new(std::fs::File::create(out).with_context(|| format!("creating {}", out.display()))?);
+    for x in pairs {
+        writeln!(f, "{}", serde_json::to_string(x)?)?;
+    }
+    f.flush()?;
+    Ok(())
+}
+
+pub fn mine_pairs(a: MineArgs) -> Result<()> {
+    use beryl_lab::pairs::{self, PairRef, Selection};
+    let t0 = Instant::now();
+    if let Some(list) = &a.rebuild {
+        let refs = pairs::read_list(list).map_err(anyhow::Error::msg)?;
+        let mut by_pkg: std::collections::BTreeMap<&str, Vec<&PairRef>> = Default::default();
+        for r in &refs {
+            by_pkg.entry(r.package.as_str()).or_default().push(r);
+        }
+        let packages: Vec<String> = by_pkg.keys().map(|s| s.to_string()).collect();
+        let (mut all, mut missing, mut failed) = (Vec::new(), 0usize, Vec::new());
+        mine_in_order(&packages, |pkg, r, _| {
+            let want = &by_pkg[pkg];
+            match r {
+                Ok(mined) => {
+                    let have = mined.first().map(|p| p.version.clone()).unwrap_or_default();
+                    if let Some(w) = want.first().filter(|w| !have.is_empty() && w.version != have) {
+                        eprintln!("{pkg}: listed version {} but the archive has {have}; pairs whose code changed are missing", w.version);
+                    }
+                    let (got, lost) = pairs::rebuild(want, mined);
+                    missing += lost.len();
+                    all.extend(got);
+                }
+                Err(e) => {
+                    eprintln!("{pkg}: skipped: {e:#}");
+                    missing += want.len();
+                    failed.push(pkg.to_string());
+                }
+            }
+            Ok(())
+        })?;
+        write_pairs(&a.out, &all)?;
+        println!("rebuilt {} of {} listed pairs from {} packages into {} ({missing} missing; packages not fetched: {}) in {:.0} s", all.len(), refs.len(), packages.len() - failed.len(), a.out.display(), if failed.is_empty() { "none".to_string() } else { failed.join(", ") }, t0.elapsed().as_secs_f64());
+        if all.is_empty() {
+            bail!("no listed pair could be rebuilt");
+        }
+        return Ok(());
+    }
+    let truth = beryl_lab::algo::Truth::load(&beryl::repo_path("bench/algo/truth.json"))?;
+    let mut packages = a.packages.clone();
+    if let Some(f) = &a.packages_from {
+        let text = std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
+        packages.extend(text.lines().map(|l| l.split('#').next().unwrap_or("").trim()).filter(|l| !l.is_empty()).map(str::to_string));
+    }
+    packages.sort();
+    packages.dedup();
+    if packages.is_empty() {
+        bail!("no packages to mine: name some, or give --packages-from FILE");
+    }
+    for p in &packages {
+        if pairs::held_out(p, &truth) {
+            bail!("{p} is a benchmark or held-out project; it must not be mined");
+        }
+    }
+    let mut sel = Selection::new(a.per_package);
+    let mut excluded = 0;
+    for f in &a.exclude_code {
+        let codes: Vec<String> = if f.extension().is_some_and(|e| e == "jsonl") {
+            beryl_lab::gecs::load(f)?.0.into_iter().map(|p| p.code).collect()
+        } else {
+            beryl_lab::clarc::ClarcFile::load(f)?.pool.into_iter().map(|c| c.code).collect()
+        };
+        excluded += codes.len();
+        for c in &codes {
+            sel.exclude(c);
+        }
+    }
+    if excluded > 0 {
+        eprintln!("{excluded} functions of {} evaluation files excluded", a.exclude_code.len());
+    }
+    let (mut kept, mut mined_total, mut used, mut failed) = (Vec::new(), 0usize, 0usize, 0usize);
+    mine_in_order(&packages, |pkg, r, secs| {
+        match r {
+            Ok(p) => {
+                mined_total += p.len();
+                let k = sel.admit_package(p);
+                if !k.is_empty() {
+                    used += 1;
+                }
+                eprintln!("{pkg}: {} pairs kept in {secs:.1} s ({} so far)", k.len(), kept.len() + k.len());
+                kept.extend(k);
+            }
+            Err(e) => {
+                failed += 1;
+                eprintln!("{pkg}: skipped: {e:#}");
+            }
+        }
+        Ok(())
+    })?;
+    write_pairs(&a.out, &kept)?;
+    if let Some(list) = &a.list {
+        if let Some(d) = list.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(d)?;
+        }
+        let refs: Vec<PairRef> = kept.iter().map(PairRef::of).collect();
+        pairs::write_list(list, &refs).with_context(|| format!("writing {}", list.display()))?;
+    }
+    let dev = kept.iter().filter(|p| p.split == "dev").count();
+    let dev_pkgs: std::collections::BTreeSet<&str> = kept.iter().filter(|p| p.split == "dev").map(|p| p.source.as_str()).collect();
+    println!(
+        "{} pairs ({} train, {dev} dev from {} packages) from {used} of {} packages ({failed} not fetched), {mined_total} mined, dropped {:?}, in {:.0} s: {}",
+        kept.len(),
+        kept.len() - dev,
+        dev_pkgs.len(),
+        packages.len(),
+        sel.dropped,
+        t0.elapsed().as_secs_f64(),
+        a.out.display()
+    );
     Ok(())
 }
 

@@ -6,7 +6,11 @@
 //! A pair is kept when the comment right above a function has a first sentence or two of
 //! at least five words that is not a licence or a bare tag list, and the function has 3 to
 //! 150 lines. Javadoc/Doxygen tags (`@param`, `\return`) end the description. Pairs are
-//! unique by description and by code.
+//! unique by description and by code within a package; `Selection` makes them unique across
+//! packages (identical, renamed and near-identical copies) and splits them by package.
+//!
+//! The repository keeps the pair list (`PairRef`: package, version, file, lines, hash), not
+//! the texts: mining is deterministic, so the texts are rebuilt from the same packages.
 
 use beryl::anonymize::{anonymize_str, Mode};
 use beryl::corpus::walk::{discover, read_source};
@@ -33,6 +37,21 @@ pub fn held_out(package: &str, truth: &crate::algo::Truth) -> bool {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Pair {
     pub source: String,
+    /// Debian version of the package mined; empty for a tree that is not a package.
+    #[serde(default)]
+    pub version: String,
+    /// Path of the file under the package's unpacked tree, `/`-separated.
+    #[serde(default)]
+    pub file: String,
+    /// First and last line of the function.
+    #[serde(default)]
+    pub lines: (u32, u32),
+    /// `code_hash` of `code`.
+    #[serde(default)]
+    pub hash: String,
+    /// `train` or `dev`, by package (`split_of`).
+    #[serde(default)]
+    pub split: String,
     pub lang: String,
     pub doc: String,
     pub code: String,
@@ -122,10 +141,7 @@ pub fn mine(root: &Path, source: &str) -> Vec<Pair> {
             let Ok(pf) = parse_file(path, &src, 0) else { return Vec::new() };
             let mut fns: Vec<_> = pf.functions.iter().map(|(m, _)| m).filter(|m| m.name != "<lambda>" && !m.name.starts_with("lambda$")).collect();
             fns.sort_by_key(|m| m.bytes.0);
-            let anon = anonymize_str(pf.lang, &src, Mode::Neutral, 0).unwrap_or_default();
-            let seed = u64::from_le_bytes(Sha256::digest(path.to_string_lossy().as_bytes())[..8].try_into().expect("8 bytes"));
-            let rand = anonymize_str(pf.lang, &src, Mode::Random, seed).unwrap_or_default();
-            let mut out = Vec::new();
+            let mut found = Vec::new();
             let mut prev_end = 0usize;
             for m in fns {
                 let (s, e) = (m.bytes.0 as usize, m.bytes.1 as usize);
@@ -136,10 +152,33 @@ pub fn mine(root: &Path, source: &str) -> Vec<Pair> {
                     continue;
                 }
                 let Some(doc) = describe(comment_before(&src, floor, s)) else { continue };
-                let code = src.get(s..e.min(src.len())).unwrap_or("").chars().take(3000).collect::<String>();
+                found.push((m, doc, src.get(s..e.min(src.len())).unwrap_or("").chars().take(3000).collect::<String>()));
+            }
+            if found.is_empty() {
+                // Most files have no described function: spare them the anonymizer.
+                return Vec::new();
+            }
+            let anon = anonymize_str(pf.lang, &src, Mode::Neutral, 0).unwrap_or_default();
+            let seed = u64::from_le_bytes(Sha256::digest(path.to_string_lossy().as_bytes())[..8].try_into().expect("8 bytes"));
+            let rand = anonymize_str(pf.lang, &src, Mode::Random, seed).unwrap_or_default();
+            let mut out = Vec::new();
+            for (m, doc, code) in found {
                 let twin = |t: &str| if t.is_empty() { String::new() } else { lines(t, m.lines.0, m.lines.1).chars().take(3000).collect() };
                 let (code_anon, code_rand) = (twin(&anon), twin(&rand));
-                out.push(Pair { source: source.to_string(), lang: pf.lang.name().to_string(), doc, code, code_anon, code_rand });
+                let file = path.strip_prefix(root).unwrap_or(path).components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
+                out.push(Pair {
+                    source: source.to_string(),
+                    version: String::new(),
+                    file,
+                    lines: m.lines,
+                    hash: code_hash(&code),
+                    split: split_of(source).to_string(),
+                    lang: pf.lang.name().to_string(),
+                    doc,
+                    code,
+                    code_anon,
+                    code_rand,
+                });
             }
             out
         })
@@ -154,6 +193,289 @@ pub fn mine(root: &Path, source: &str) -> Vec<Pair> {
         }
     }
     out
+}
+
+/// First 16 hex digits of the SHA-256 of `code` with its whitespace removed: a pair list
+/// names a function by it, and a rebuild checks it.
+pub fn code_hash(code: &str) -> String {
+    let d = Sha256::digest(code.split_whitespace().collect::<String>().as_bytes());
+    d[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// About one package in 32 goes to dev, chosen by a hash of its name, so the split never
+/// depends on which other packages were mined.
+pub fn split_of(package: &str) -> &'static str {
+    if Sha256::digest(format!("beryl-pairs-split:{package}").as_bytes())[0] < 8 {
+        "dev"
+    } else {
+        "train"
+    }
+}
+
+/// Why a mined pair was left out of the selection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Drop {
+    /// The same code, whitespace aside, came earlier.
+    SameCode,
+    /// The same code after renaming (its neutral-name twin) came earlier.
+    RenamedCopy,
+    /// Token 3-grams overlap an earlier function's by about 80% or more.
+    NearCopy,
+    /// The same description (case aside) came earlier.
+    SameDoc,
+    /// The code is, or nearly is, code of an evaluation set that must not be trained on.
+    Excluded,
+    /// The package already gave `Selection::per_package` pairs.
+    PackageCap,
+}
+
+const MINHASHES: usize = 32;
+const BANDS: usize = 8;
+const ROWS: usize = MINHASHES / BANDS;
+/// Share of equal MinHash values (an estimate of Jaccard similarity) from which two
+/// functions count as copies.
+const NEAR: f64 = 0.8;
+
+fn mix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+fn fnv(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// MinHash signature of the lowercased token 3-grams of `code`; `None` for code too short
+/// to compare.
+fn signature(code: &str) -> Option<[u64; MINHASHES]> {
+    let mut toks: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for c in code.chars() {
+        if c.is_alphanumeric() || c == '_' {
+            cur.extend(c.to_lowercase());
+        } else {
+            if !cur.is_empty() {
+                toks.push(std::mem::take(&mut cur));
+            }
+            if !c.is_whitespace() {
+                toks.push(c.to_string());
+            }
+        }
+    }
+    if !cur.is_empty() {
+        toks.push(cur);
+    }
+    if toks.len() < 8 {
+        return None;
+    }
+    let mut sig = [u64::MAX; MINHASHES];
+    for w in toks.windows(3) {
+        let h = fnv(&w.join("\u{1}"));
+        for (i, s) in sig.iter_mut().enumerate() {
+            *s = (*s).min(mix(h ^ (i as u64).wrapping_mul(0x2545_f491_4f6c_dd1d)));
+        }
+    }
+    Some(sig)
+}
+
+/// The pairs kept from many packages: unique across packages by code, by renamed code, by
+/// near-identical code and by description; never code of an excluded evaluation set; at most
+/// `per_package` pairs of one package, so that a few large packages do not make up the data.
+pub struct Selection {
+    pub per_package: usize,
+    codes: HashSet<String>,
+    renamed: HashSet<String>,
+    docs: HashSet<String>,
+    sigs: Vec<[u64; MINHASHES]>,
+    /// Whether signature `i` is of excluded code.
+    excluded: Vec<bool>,
+    bands: std::collections::HashMap<(usize, u64), Vec<u32>>,
+    excluded_codes: HashSet<String>,
+    pub dropped: std::collections::BTreeMap<Drop, usize>,
+}
+
+impl Selection {
+    pub fn new(per_package: usize) -> Selection {
+        Selection {
+            per_package,
+            codes: HashSet::new(),
+            renamed: HashSet::new(),
+            docs: HashSet::new(),
+            sigs: Vec::new(),
+            excluded: Vec::new(),
+            bands: Default::default(),
+            excluded_codes: HashSet::new(),
+            dropped: Default::default(),
+        }
+    }
+
+    fn band_keys(sig: &[u64; MINHASHES]) -> impl Iterator<Item = (usize, u64)> + '_ {
+        (0..BANDS).map(move |b| (b, sig[b * ROWS..(b + 1) * ROWS].iter().fold(b as u64, |h, &x| mix(h ^ x))))
+    }
+
+    /// The earlier signature that `sig` nearly equals, if any: whether it was excluded code.
+    fn near(&self, sig: &[u64; MINHASHES]) -> Option<bool> {
+        let mut best: Option<bool> = None;
+        for key in Self::band_keys(sig) {
+            for &j in self.bands.get(&key).into_iter().flatten() {
+                let other = &self.sigs[j as usize];
+                let same = sig.iter().zip(other).filter(|(a, b)| a == b).count();
+                if same as f64 >= NEAR * MINHASHES as f64 {
+                    if self.excluded[j as usize] {
+                        return Some(true);
+                    }
+                    best = Some(false);
+                }
+            }
+        }
+        best
+    }
+
+    fn remember(&mut self, sig: [u64; MINHASHES], excluded: bool) {
+        let i = self.sigs.len() as u32;
+        for key in Self::band_keys(&sig).collect::<Vec<_>>() {
+            self.bands.entry(key).or_default().push(i);
+        }
+        self.sigs.push(sig);
+        self.excluded.push(excluded);
+    }
+
+    /// Code that must never be trained on (an evaluation set's candidates).
+    pub fn exclude(&mut self, code: &str) {
+        self.excluded_codes.insert(code_hash(code));
+        if let Some(sig) = signature(code) {
+            self.remember(sig, true);
+        }
+    }
+
+    /// The pairs of one package kept, in order; packages should come in a fixed order
+    /// (the first copy of a function wins).
+    pub fn admit_package(&mut self, pairs: Vec<Pair>) -> Vec<Pair> {
+        let mut kept = Vec::new();
+        // Within the cap, a package's pairs are taken in an order fixed by their content,
+        // not by file order, so a cap does not keep only the first directories.
+        let mut pairs = pairs;
+        pairs.sort_by_cached_key(|p| (mix(fnv(&p.hash)), p.file.clone(), p.lines));
+        for p in pairs {
+            match self.verdict(&p) {
+                None if kept.len() >= self.per_package => *self.dropped.entry(Drop::PackageCap).or_default() += 1,
+                None => {
+                    self.codes.insert(p.hash.clone());
+                    if !p.code_anon.is_empty() {
+                        self.renamed.insert(code_hash(&p.code_anon));
+                    }
+                    self.docs.insert(p.doc.to_lowercase());
+                    if let Some(sig) = signature(&p.code) {
+                        self.remember(sig, false);
+                    }
+                    kept.push(p);
+                }
+                Some(d) => *self.dropped.entry(d).or_default() += 1,
+            }
+        }
+        kept.sort_by(|a, b| (&a.file, a.lines).cmp(&(&b.file, b.lines)));
+        kept
+    }
+
+    fn verdict(&self, p: &Pair) -> Option<Drop> {
+        if self.excluded_codes.contains(&p.hash) {
+            return Some(Drop::Excluded);
+        }
+        if self.codes.contains(&p.hash) {
+            return Some(Drop::SameCode);
+        }
+        if !p.code_anon.is_empty() && self.renamed.contains(&code_hash(&p.code_anon)) {
+            return Some(Drop::RenamedCopy);
+        }
+        if self.docs.contains(&p.doc.to_lowercase()) {
+            return Some(Drop::SameDoc);
+        }
+        match signature(&p.code).and_then(|s| self.near(&s)) {
+            Some(true) => Some(Drop::Excluded),
+            Some(false) => Some(Drop::NearCopy),
+            None => None,
+        }
+    }
+}
+
+/// One line of the pair list: where a pair's function is, and the hash that checks it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PairRef {
+    pub package: String,
+    pub version: String,
+    pub split: String,
+    pub file: String,
+    pub lines: (u32, u32),
+    pub hash: String,
+}
+
+const LIST_HEADER: &str = "# beryl pair list 1: package, version, split, file, first line, last line, code hash (tab-separated)";
+
+impl PairRef {
+    pub fn of(p: &Pair) -> PairRef {
+        PairRef { package: p.source.clone(), version: p.version.clone(), split: p.split.clone(), file: p.file.clone(), lines: p.lines, hash: p.hash.clone() }
+    }
+}
+
+/// Writes a pair list (gzip when the path ends in `.gz`).
+pub fn write_list(path: &Path, refs: &[PairRef]) -> std::io::Result<()> {
+    use std::io::Write;
+    let f = std::fs::File::create(path)?;
+    let mut w: Box<dyn Write> = if path.extension().is_some_and(|e| e == "gz") {
+        Box::new(flate2::write::GzEncoder::new(f, flate2::Compression::best()))
+    } else {
+        Box::new(std::io::BufWriter::new(f))
+    };
+    writeln!(w, "{LIST_HEADER}")?;
+    for r in refs {
+        writeln!(w, "{}\t{}\t{}\t{}\t{}\t{}\t{}", r.package, r.version, r.split, r.file, r.lines.0, r.lines.1, r.hash)?;
+    }
+    w.flush()
+}
+
+/// Reads a pair list written by `write_list`.
+pub fn read_list(path: &Path) -> Result<Vec<PairRef>, String> {
+    use std::io::{BufRead, BufReader, Read};
+    let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let r: Box<dyn Read> = if path.extension().is_some_and(|e| e == "gz") { Box::new(flate2::read::GzDecoder::new(f)) } else { Box::new(f) };
+    let mut out = Vec::new();
+    for (i, line) in BufReader::new(r).lines().enumerate() {
+        let line = line.map_err(|e| format!("{}: {e}", path.display()))?;
+        if i == 0 {
+            if line != LIST_HEADER {
+                return Err(format!("{}: not a beryl pair list (first line {line:?})", path.display()));
+            }
+            continue;
+        }
+        let f: Vec<&str> = line.split('\t').collect();
+        let bad = || format!("{}:{}: expected 7 tab-separated fields", path.display(), i + 1);
+        let [package, version, split, file, a, b, hash] = f.as_slice() else { return Err(bad()) };
+        let (a, b) = (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
+        out.push(PairRef { package: package.to_string(), version: version.to_string(), split: split.to_string(), file: file.to_string(), lines: (a, b), hash: hash.to_string() });
+    }
+    Ok(out)
+}
+
+/// The listed pairs of one package, from the package's mined pairs; the refs whose
+/// function is not found, or whose code hash differs, are returned apart.
+pub fn rebuild(refs: &[&PairRef], mined: Vec<Pair>) -> (Vec<Pair>, Vec<PairRef>) {
+    let mut by_place: std::collections::HashMap<(String, (u32, u32)), Pair> = mined.into_iter().map(|p| ((p.file.clone(), p.lines), p)).collect();
+    let mut out = Vec::new();
+    let mut missing = Vec::new();
+    for r in refs {
+        match by_place.remove(&(r.file.clone(), r.lines)) {
+            Some(mut p) if p.hash == r.hash => {
+                p.version = r.version.clone();
+                p.split = r.split.clone();
+                out.push(p);
+            }
+            _ => missing.push((*r).clone()),
+        }
+    }
+    (out, missing)
 }
 
 #[cfg(test)]

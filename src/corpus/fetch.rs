@@ -51,15 +51,22 @@ pub fn fetch(pkg: &str) -> Result<PathBuf, FetchError> {
     }
     let dl = base.join("download");
     std::fs::create_dir_all(&dl)?;
-    let out = Command::new("apt-get")
-        .args(["source", "--download-only", "-qq", pkg])
-        .current_dir(&dl)
-        .output()
-        .map_err(|source| FetchError::Spawn { cmd: "apt-get".into(), source })?;
-    let tarball = find_tarball(&dl)?;
-    let Some(tarball) = tarball else {
-        let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
-        return Err(if out.status.success() { FetchError::NoTarball(pkg.into()) } else { FetchError::AptGet { pkg: pkg.into(), stderr } });
+    // A download left by an earlier, interrupted fetch is used as it is: apt-get
+    // checks its files against the index when it fetched them.
+    let tarball = match (find_tarball(&dl)?, dsc_version(&dl, pkg)) {
+        (Some(t), Some(_)) => t,
+        _ => {
+            let out = Command::new("apt-get")
+                .args(["source", "--download-only", "-qq", pkg])
+                .current_dir(&dl)
+                .output()
+                .map_err(|source| FetchError::Spawn { cmd: "apt-get".into(), source })?;
+            let Some(tarball) = find_tarball(&dl)? else {
+                let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+                return Err(if out.status.success() { FetchError::NoTarball(pkg.into()) } else { FetchError::AptGet { pkg: pkg.into(), stderr } });
+            };
+            tarball
+        }
     };
     let src = base.join("src");
     if src.exists() {
@@ -89,6 +96,22 @@ pub fn fetch(pkg: &str) -> Result<PathBuf, FetchError> {
     Ok(root)
 }
 
+/// The Debian version of fetched package `pkg` (from its `.dsc`), once it was fetched.
+pub fn fetched_version(pkg: &str) -> Option<String> {
+    dsc_version(&cache_dir().join("corpora").join(pkg).join("download"), pkg)
+}
+
+fn dsc_version(dir: &Path, pkg: &str) -> Option<String> {
+    let prefix = format!("{pkg}_");
+    let mut found: Vec<String> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.strip_prefix(&prefix)?.strip_suffix(".dsc").map(str::to_string)))
+        .collect();
+    found.sort();
+    found.pop()
+}
+
 /// The upstream `*.orig.tar.*`, or for native packages the one `*.tar.*` that is not
 /// the Debian packaging.
 fn find_tarball(dir: &Path) -> Result<Option<PathBuf>, FetchError> {
@@ -97,7 +120,7 @@ fn find_tarball(dir: &Path) -> Result<Option<PathBuf>, FetchError> {
     let name = |p: &PathBuf| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let orig = names.iter().find(|p| {
         let n = name(p);
-        n.contains(".orig.tar.") && !n.ends_with(".asc")
+        n.contains(".orig.tar.") && !n.ends_with(".asc") && !n.ends_with(".part")
     });
     if let Some(o) = orig {
         return Ok(Some(o.clone()));
@@ -106,7 +129,7 @@ fn find_tarball(dir: &Path) -> Result<Option<PathBuf>, FetchError> {
         .iter()
         .find(|p| {
             let n = name(p);
-            n.contains(".tar.") && !n.contains(".debian.tar.") && !n.ends_with(".asc")
+            n.contains(".tar.") && !n.contains(".debian.tar.") && !n.ends_with(".asc") && !n.ends_with(".part")
         })
         .cloned())
 }
