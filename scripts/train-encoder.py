@@ -504,6 +504,17 @@ def cmd_train(a):
         if best is None or r["mean"] > best["mean"]:
             best = {"step": step, **r}
             save_adapter(model, os.path.join(a.run, "best.safetensors"), rank, alpha, torch.float16)
+        export()
+
+    def export():
+        # A copy of what is worth keeping, kept current while the run goes on, for a
+        # machine whose run may be cut off.
+        if a.export:
+            import shutil
+            os.makedirs(a.export, exist_ok=True)
+            if os.path.exists(os.path.join(a.run, "best.safetensors")):
+                shutil.copyfile(os.path.join(a.run, "best.safetensors"), os.path.join(a.export, "best.safetensors"))
+            json.dump({"step": step, "total": total, "best": best, "curve": curve}, open(os.path.join(a.export, "curve.json"), "w"), indent=1)
 
     last_ckpt = time.time()
     t_train = time.time()
@@ -587,6 +598,10 @@ def cmd_train(a):
         "rank": rank, "alpha": alpha, "best": best, "curve": curve, "args": args_of(a), "bundle": meta.get("pairs_sha256"),
     }
     json.dump(report, open(os.path.join(a.run, "report.json"), "w"), indent=1)
+    export()
+    if a.export:
+        import shutil
+        shutil.copyfile(os.path.join(a.run, "report.json"), os.path.join(a.export, "report.json"))
     log(f"{'finished' if step >= total else 'stopped'} at step {step}/{total}; best {best}")
 
 
@@ -688,6 +703,7 @@ def main():
     t.add_argument("--checkpoint-minutes", type=float, default=5.0)
     t.add_argument("--checkpoint-every", type=int, default=0)
     t.add_argument("--stop-after", type=int, help="stop after this step (an interruption, for tests)")
+    t.add_argument("--export", help="folder to keep a copy of the best adapters and the curve in, as they change")
     t.add_argument("--restart", action="store_true", help="ignore a checkpoint in --run")
     t.add_argument("--deterministic", action="store_true")
     t.set_defaults(fn=cmd_train)
