@@ -386,7 +386,7 @@ def cmd_train(a):
     if a.init:
         teacher = load_base(torch, a.base, device)
         apply_adapter(torch, teacher, a.init)
-        teacher.eval()
+        teacher.to(device).eval()
     # The student starts from the current adapters when given, else from fresh ones.
     if a.init and not a.fresh:
         rank, alpha = apply_adapter(torch, model, a.init, trainable=True)
