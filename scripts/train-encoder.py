@@ -24,8 +24,10 @@ The recipe, each part switchable to measure it:
 Runs are exact functions of (bundle, base, init, arguments): the data order and every random
 choice derive from (seed, epoch, step), dropout is off, and a checkpoint (adapters, optimizer,
 schedule, step, curve) is written atomically every few minutes; `train` on a run folder with a
-checkpoint goes on from it and reaches the same weights as a run never interrupted (on the
-same device type; `tests/train_encoder.rs` checks it on the CPU).
+checkpoint goes on from it. On a CPU it reaches the same weights, to the bit, as a run never
+interrupted (`tests/train_encoder.rs`); on a GPU, kernels that do not add in a fixed order
+make any two runs differ in the last bits, interrupted or not. `--minutes` fits the number
+of steps to a measured speed, so runs with it are not reproducible; `--steps` is.
 """
 import argparse, hashlib, io, json, lzma, math, os, random, re, sys, time
 
@@ -375,6 +377,8 @@ def cmd_train(a):
         dev_idx.sort()
     os.makedirs(a.run, exist_ok=True)
     ckpt_path = os.path.join(a.run, "checkpoint.pt")
+    sha = lambda path: hashlib.sha256(open(path, "rb").read()).hexdigest() if path else None
+    identity = {"bundle": sha(a.bundle), "init": sha(a.init), "bf16": bf16}
     t_start = time.time()
 
     torch.manual_seed(a.seed)
@@ -413,9 +417,12 @@ def cmd_train(a):
     # Hard negatives and distillation targets, from the frozen current encoder; computed
     # once per run folder and reused on resume.
     mined_path = os.path.join(a.run, "mined.pt")
-    if os.path.exists(mined_path):
-        mined = torch.load(mined_path, weights_only=True)
-    else:
+    mined_for = {"bundle": identity["bundle"], "init": identity["init"], "hard_doc_max": a.hard_doc_max}
+    mined = torch.load(mined_path, weights_only=False) if os.path.exists(mined_path) and not a.restart else None
+    if mined is not None and mined.get("for") != mined_for:
+        log(f"{mined_path} was mined for another bundle, --init or --hard-doc-max: mining again")
+        mined = None
+    if mined is None:
         mined = {"hard": torch.full((len(arrays["package"]),), -1, dtype=torch.long)}
         src = teacher if teacher is not None else model
         t0 = time.time()
@@ -445,7 +452,9 @@ def cmd_train(a):
             okc = ok.cpu()
             mined["hard"][glob[okc]] = sel[okc]
             found += int(okc.sum())
-        torch.save(mined, mined_path)
+        mined["for"] = mined_for
+        torch.save(mined, mined_path + ".tmp")
+        os.replace(mined_path + ".tmp", mined_path)
         log(f"hard negatives for {found} of {len(train_idx)} training pairs, {time.time() - t0:.0f} s")
     hard, target = mined["hard"], mined["target"]
 
@@ -453,9 +462,13 @@ def cmd_train(a):
     state = None
     if os.path.exists(ckpt_path) and not a.restart:
         state = torch.load(ckpt_path, weights_only=False)
-        for k in ("seed", "batch", "lr", "neutral", "random", "name_free", "twin", "hard", "grad_cache", "chunk"):
+        for k in ("seed", "batch", "lr", "scale", "neutral", "random", "name_free", "twin", "hard", "hard_doc_max",
+                  "grad_cache", "chunk", "fresh", "rank", "alpha", "limit_dev", "steps", "epochs"):
             if state["args"].get(k) != getattr(a, k):
                 sys.exit(f"{ckpt_path}: the checkpoint was made with --{k.replace('_', '-')} {state['args'].get(k)}, not {getattr(a, k)}; use another --run or --restart")
+        for k, v in identity.items():
+            if state.get("identity", {}).get(k) != v:
+                sys.exit(f"{ckpt_path}: the checkpoint was made with another {k} ({state.get('identity', {}).get(k)}, now {v}); use another --run or --restart")
         for name, lin in lora_names(model).items():
             lin.A.data.copy_(state["lora"][name + ".A"])
             lin.B.data.copy_(state["lora"][name + ".B"])
@@ -485,13 +498,15 @@ def cmd_train(a):
             return a.lr * (s + 1) / warm
         return a.lr * max(0.0, (total - s) / max(1, total - warm))
 
+    fitted = bool(state and state.get("fitted"))
+
     def save(path):
         lora = {}
         for name, lin in lora_names(model).items():
             lora[name + ".A"] = lin.A.detach().cpu().clone()
             lora[name + ".B"] = lin.B.detach().cpu().clone()
-        st = {"lora": lora, "opt": opt.state_dict(), "step": step, "total": total, "curve": curve, "best": best,
-              "args": args_of(a), "rank": rank, "alpha": alpha}
+        st = {"lora": lora, "opt": opt.state_dict(), "step": step, "total": total, "curve": curve, "best": best, "fitted": fitted,
+              "args": args_of(a), "rank": rank, "alpha": alpha, "identity": identity}
         tmp = path + ".tmp"
         torch.save(st, tmp)
         os.replace(tmp, path)
@@ -518,6 +533,7 @@ def cmd_train(a):
 
     last_ckpt = time.time()
     t_train = time.time()
+    step0 = step
     timed = None
     while step < total:
         if a.stop_after is not None and step >= a.stop_after:
@@ -569,12 +585,14 @@ def cmd_train(a):
                 (vp * g[torch.tensor(part, device=device)]).sum().backward()
         opt.step()
         step += 1
-        if step == 20 and a.minutes and timed is None:
-            # Fit the schedule to the time budget once, from the measured step time; the
-            # new total is saved with the checkpoints, so a resumed run keeps it.
+        if step - step0 == 20 and a.minutes and timed is None and not (state and state.get("fitted")):
+            # Fit the schedule to the time budget once, from the step time measured in this
+            # process (warm-up included, so it errs short); the total is saved with the
+            # checkpoints, so a resumed run keeps it.
             per = (time.time() - t_train) / 20
             fit = int(a.minutes * 60 / per)
             timed = per
+            fitted = True
             if fit < total:
                 log(f"{per:.2f} s per step: {total} steps do not fit {a.minutes} min, training {fit}")
                 total = max(step + 1, fit)
@@ -596,6 +614,7 @@ def cmd_train(a):
         "device": torch.cuda.get_device_name(0) if device.type == "cuda" else f"cpu ({torch.get_num_threads()} threads)",
         "bf16": bf16, "seconds": round(time.time() - t_start, 1), "seconds_per_step": timed,
         "rank": rank, "alpha": alpha, "best": best, "curve": curve, "args": args_of(a), "bundle": meta.get("pairs_sha256"),
+        "identity": identity,
     }
     json.dump(report, open(os.path.join(a.run, "report.json"), "w"), indent=1)
     export()
@@ -626,7 +645,10 @@ def cmd_ship(a):
     import gzip, shutil
     os.makedirs(a.out, exist_ok=True)
     report = json.load(open(os.path.join(a.run, "report.json")))
-    shutil.copyfile(os.path.join(a.run, "best.safetensors"), os.path.join(a.out, "adapter.safetensors"))
+    best = os.path.join(a.run, "best.safetensors")
+    if report.get("best") is None or not os.path.exists(best):
+        sys.exit(f"{a.run}: no best adapters (a run without dev pairs keeps only last.safetensors)")
+    shutil.copyfile(best, os.path.join(a.out, "adapter.safetensors"))
     a.adapter = os.path.join(a.out, "adapter.safetensors")
     ref_out = a.out_ref = os.path.join(a.out, "reference.json")
     cmd_reference(argparse.Namespace(base=a.base, adapter=a.adapter, out=ref_out))
@@ -640,8 +662,10 @@ def cmd_ship(a):
         "pairs": {"list": os.path.relpath(a.list), "total": len(rows), "train": sum(r[2] == "train" for r in rows),
                   "dev": sum(r[2] == "dev" for r in rows), "packages": len(packages), "dev_packages": dev_packages,
                   "list_sha256": hashlib.sha256(open(a.list, "rb").read()).hexdigest()},
-        "training": {k: report[k] for k in ("step", "total_steps", "steps_per_epoch", "device", "bf16", "seconds", "seconds_per_step", "training_pairs", "dev_pairs")},
-        "recipe": {k: report["args"][k] for k in ("batch", "lr", "scale", "neutral", "random", "name_free", "twin", "hard", "hard_doc_max", "seed", "fresh", "rank", "alpha")},
+        "training": {**{k: report.get(k) for k in ("step", "total_steps", "steps_per_epoch", "device", "bf16", "training_pairs", "dev_pairs")},
+                     "seconds_of_the_last_process": report.get("seconds"), "identity": report.get("identity")},
+        "recipe": {**{k: report["args"][k] for k in ("batch", "lr", "scale", "neutral", "random", "name_free", "twin", "hard", "hard_doc_max", "seed", "fresh")},
+                   "rank": report["rank"], "alpha": report["alpha"]},
         "dev": {"best": report["best"], "curve": report["curve"]},
         "commands": a.commands or [],
     }

@@ -117,7 +117,7 @@ pub struct MineArgs {
 
 /// Bumped when mining would give other pairs from the same tree, so cached pairs of an
 /// older miner are not reused.
-const MINER: u32 = 2;
+const MINER: u32 = 3;
 
 /// The pairs of one package: from the cache when this package version was mined by this
 /// miner already, else fetched and mined (and cached).
@@ -139,7 +139,7 @@ fn mined(pkg: &str) -> Result<Vec<beryl_lab::pairs::Pair>> {
     if let Some(d) = cache.parent() {
         std::fs::create_dir_all(d)?;
     }
-    let tmp = cache.with_extension("tmp");
+    let tmp = cache.with_extension(format!("{}.tmp", std::process::id()));
     let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
     for p in &pairs {
         writeln!(f, "{}", serde_json::to_string(p)?)?;
@@ -209,6 +209,10 @@ pub fn mine_pairs(a: MineArgs) -> Result<()> {
     let t0 = Instant::now();
     if let Some(list) = &a.rebuild {
         let refs = pairs::read_list(list).map_err(anyhow::Error::msg)?;
+        let truth = beryl_lab::algo::Truth::load(&beryl::repo_path("bench/algo/truth.json"))?;
+        if let Some(r) = refs.iter().find(|r| pairs::held_out(&r.package, &truth)) {
+            bail!("{}: lists {}, a benchmark or held-out project that must not be mined", list.display(), r.package);
+        }
         let mut by_pkg: std::collections::BTreeMap<&str, Vec<&PairRef>> = Default::default();
         for r in &refs {
             by_pkg.entry(r.package.as_str()).or_default().push(r);

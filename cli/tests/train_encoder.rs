@@ -41,17 +41,24 @@ fn pair_set(path: &Path) -> BTreeSet<String> {
         .collect()
 }
 
-fn mine(dir: &Path) -> (PathBuf, PathBuf) {
-    let (out, list) = (dir.join("pairs.jsonl"), dir.join("pairs.tsv.gz"));
-    run(beryl().args(["mine-pairs", PACKAGE, "--out"]).arg(&out).arg("--list").arg(&list));
+/// The package mined once for all tests of this file (they run in parallel and would
+/// otherwise fetch and cache the same package at once).
+fn mined() -> (&'static PathBuf, &'static PathBuf) {
+    static MINED: std::sync::OnceLock<(tempfile::TempDir, PathBuf, PathBuf)> = std::sync::OnceLock::new();
+    let (_, out, list) = MINED.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let (out, list) = (dir.path().join("pairs.jsonl"), dir.path().join("pairs.tsv.gz"));
+        run(beryl().args(["mine-pairs", PACKAGE, "--out"]).arg(&out).arg("--list").arg(&list));
+        (dir, out, list)
+    });
     (out, list)
 }
 
 #[test]
 fn pair_list_rebuilds_exactly_the_listed_pairs() {
     let dir = tempfile::tempdir().unwrap();
-    let (out, list) = mine(dir.path());
-    let mined = pair_set(&out);
+    let (out, list) = mined();
+    let mined = pair_set(out);
     assert!(mined.len() >= 20, "only {} pairs from {PACKAGE}", mined.len());
     // Mined pairs are cached per package version; drop the cache so that the rebuild
     // really mines the package again.
@@ -66,12 +73,12 @@ fn pair_list_rebuilds_exactly_the_listed_pairs() {
         }
     }
     let again = dir.path().join("again.jsonl");
-    let msg = run(beryl().args(["mine-pairs", "--rebuild"]).arg(&list).arg("--out").arg(&again));
+    let msg = run(beryl().args(["mine-pairs", "--rebuild"]).arg(list).arg("--out").arg(&again));
     assert!(msg.contains(&format!("rebuilt {n} of {n} listed pairs", n = mined.len())), "{msg}");
     assert_eq!(pair_set(&again), mined);
 
     // The list holds places and hashes, not texts; a wrong hash is reported, not rebuilt.
-    let refs = beryl_lab::pairs::read_list(&list).unwrap();
+    let refs = beryl_lab::pairs::read_list(list).unwrap();
     assert_eq!(refs.len(), mined.len());
     assert!(refs.iter().all(|r| r.package == PACKAGE && !r.version.is_empty() && r.hash.len() == 16 && r.lines.0 <= r.lines.1));
     let mut bad = refs.clone();
@@ -93,11 +100,11 @@ fn benchmark_packages_are_never_mined() {
 fn interrupted_training_resumes_to_the_same_weights() {
     let py = python();
     let dir = tempfile::tempdir().unwrap();
-    let (pairs, _) = mine(dir.path());
+    let (pairs, _) = mined();
     let script = repo().join("scripts/train-encoder.py");
     let enc = std::env::var_os("BERYL_ENCODER_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/opt/beryl/encoder"));
     let bundle = dir.path().join("bundle.xz");
-    run(Command::new(&py).arg(&script).args(["prepare", "--max-len", "48", "--pairs"]).arg(&pairs).arg("--base").arg(&enc).arg("--out").arg(&bundle));
+    run(Command::new(&py).arg(&script).args(["prepare", "--max-len", "48", "--pairs"]).arg(pairs).arg("--base").arg(&enc).arg("--out").arg(&bundle));
     let train = |run_dir: &Path, extra: &[&str]| {
         let mut c = Command::new(&py);
         c.arg(&script).arg("train").arg("--bundle").arg(&bundle).arg("--base").arg(&enc);

@@ -127,10 +127,13 @@ fn comment_before(src: &str, floor: usize, start: usize) -> &str {
         }
         return "";
     }
+    // Walk back over whole lines by their byte offsets, so CRLF line ends count in full.
+    let mut starts = vec![0];
+    starts.extend(before.match_indices('\n').map(|(i, _)| i + 1));
     let mut begin = before.len();
-    for line in before.lines().rev() {
-        if line.trim_start().starts_with("//") {
-            begin = begin.saturating_sub(line.len() + 1);
+    for &st in starts.iter().rev() {
+        if st <= begin && before[st..begin].trim_start().starts_with("//") {
+            begin = st;
         } else {
             break;
         }
@@ -149,6 +152,11 @@ pub fn mine(root: &Path, source: &str) -> Vec<Pair> {
     let per_file: Vec<Vec<Pair>> = files
         .par_iter()
         .map(|path: &PathBuf| {
+            let file = path.strip_prefix(root).unwrap_or(path).components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
+            if file.contains(['\t', '\n', '\r']) {
+                // The pair list is tab-separated, one pair per line.
+                return Vec::new();
+            }
             let Ok(src) = read_source(path, &opts) else { return Vec::new() };
             let Ok(pf) = parse_file(path, &src, 0) else { return Vec::new() };
             let mut fns: Vec<_> = pf.functions.iter().map(|(m, _)| m).filter(|m| m.name != "<lambda>" && !m.name.starts_with("lambda$")).collect();
@@ -171,17 +179,18 @@ pub fn mine(root: &Path, source: &str) -> Vec<Pair> {
                 return Vec::new();
             }
             let anon = anonymize_str(pf.lang, &src, Mode::Neutral, 0).unwrap_or_default();
-            let seed = u64::from_le_bytes(Sha256::digest(path.to_string_lossy().as_bytes())[..8].try_into().expect("8 bytes"));
+            // Seeded by the package and the file's place in it, not by where the tree was
+            // unpacked, so a rebuild elsewhere draws the same random names.
+            let seed = u64::from_le_bytes(Sha256::digest(format!("{source}/{file}").as_bytes())[..8].try_into().expect("8 bytes"));
             let rand = anonymize_str(pf.lang, &src, Mode::Random, seed).unwrap_or_default();
             let mut out = Vec::new();
             for (m, doc, code) in found {
                 let twin = |t: &str| if t.is_empty() { String::new() } else { lines(t, m.lines.0, m.lines.1).chars().take(3000).collect() };
                 let (code_anon, code_rand) = (twin(&anon), twin(&rand));
-                let file = path.strip_prefix(root).unwrap_or(path).components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
                 out.push(Pair {
                     source: source.to_string(),
                     version: String::new(),
-                    file,
+                    file: file.clone(),
                     lines: m.lines,
                     hash: code_hash(&code),
                     split: split_of(source).to_string(),
@@ -307,6 +316,7 @@ pub struct Selection {
     excluded: Vec<bool>,
     bands: std::collections::HashMap<(usize, u64), Vec<u32>>,
     excluded_codes: HashSet<String>,
+    excluded_renamed: HashSet<String>,
     pub dropped: std::collections::BTreeMap<Drop, usize>,
 }
 
@@ -321,6 +331,7 @@ impl Selection {
             excluded: Vec::new(),
             bands: Default::default(),
             excluded_codes: HashSet::new(),
+            excluded_renamed: HashSet::new(),
             dropped: Default::default(),
         }
     }
@@ -358,9 +369,15 @@ impl Selection {
         self.excluded.push(excluded);
     }
 
-    /// Code that must never be trained on (an evaluation set's candidates).
+    /// Code that must never be trained on (an evaluation set's candidates), also once
+    /// renamed by the anonymizer, so that a copy with other names is caught too.
     pub fn exclude(&mut self, code: &str) {
         self.excluded_codes.insert(code_hash(code));
+        for lang in [beryl::graph::Lang::C, beryl::graph::Lang::Cpp] {
+            if let Ok(neutral) = anonymize_str(lang, code, Mode::Neutral, 0) {
+                self.excluded_renamed.insert(code_hash(&neutral));
+            }
+        }
         if let Some(sig) = signature(code) {
             self.remember(sig, true);
         }
@@ -396,7 +413,7 @@ impl Selection {
     }
 
     fn verdict(&self, p: &Pair) -> Option<Drop> {
-        if self.excluded_codes.contains(&p.hash) {
+        if self.excluded_codes.contains(&p.hash) || (!p.code_anon.is_empty() && self.excluded_renamed.contains(&code_hash(&p.code_anon))) {
             return Some(Drop::Excluded);
         }
         if self.codes.contains(&p.hash) {
@@ -438,17 +455,23 @@ impl PairRef {
 /// Writes a pair list (gzip when the path ends in `.gz`).
 pub fn write_list(path: &Path, refs: &[PairRef]) -> std::io::Result<()> {
     use std::io::Write;
-    let f = std::fs::File::create(path)?;
-    let mut w: Box<dyn Write> = if path.extension().is_some_and(|e| e == "gz") {
-        Box::new(flate2::write::GzEncoder::new(f, flate2::Compression::best()))
-    } else {
-        Box::new(std::io::BufWriter::new(f))
-    };
-    writeln!(w, "{LIST_HEADER}")?;
+    let mut text = String::new();
+    text.push_str(LIST_HEADER);
+    text.push('\n');
     for r in refs {
-        writeln!(w, "{}\t{}\t{}\t{}\t{}\t{}\t{}", r.package, r.version, r.split, r.file, r.lines.0, r.lines.1, r.hash)?;
+        text.push_str(&format!("{}\t{}\t{}\t{}\t{}\t{}\t{}\n", r.package, r.version, r.split, r.file, r.lines.0, r.lines.1, r.hash));
     }
-    w.flush()
+    let f = std::fs::File::create(path)?;
+    if path.extension().is_some_and(|e| e == "gz") {
+        let mut w = flate2::write::GzEncoder::new(std::io::BufWriter::new(f), flate2::Compression::best());
+        w.write_all(text.as_bytes())?;
+        // finish() writes the trailer and reports its errors; a drop would swallow them.
+        w.finish()?.flush()
+    } else {
+        let mut w = std::io::BufWriter::new(f);
+        w.write_all(text.as_bytes())?;
+        w.flush()
+    }
 }
 
 /// Reads a pair list written by `write_list`.
@@ -506,6 +529,76 @@ mod tests {
         assert!(describe("/** @return x */").is_none());
         assert!(describe("// TODO fix").is_none());
         assert_eq!(describe("/*! \\brief Computes the fast Fourier transform of x.\n \\param x input */").unwrap(), "Computes the fast Fourier transform of x.");
+    }
+
+    #[test]
+    fn line_comments_with_crlf_line_ends() {
+        let src = "int x;\r\n// Sorts the array in place by inserting\r\n// each element into the sorted prefix\r\nvoid f() {}";
+        let start = src.find("void").unwrap();
+        assert_eq!(comment_before(src, 0, start), "// Sorts the array in place by inserting\r\n// each element into the sorted prefix");
+    }
+
+    fn pair(source: &str, doc: &str, code: &str, anon: &str) -> Pair {
+        Pair {
+            source: source.into(),
+            version: "1".into(),
+            file: "a.c".into(),
+            lines: (1, 3),
+            hash: code_hash(code),
+            split: split_of(source).into(),
+            lang: "c".into(),
+            doc: doc.into(),
+            code: code.into(),
+            code_anon: anon.into(),
+            code_rand: String::new(),
+        }
+    }
+
+    #[test]
+    fn selection_drops_copies_across_packages() {
+        let body = "int sum(int *a, int n) { int s = 0; for (int i = 0; i < n; i++) { s += a[i] * a[i]; } return s; }";
+        let anon = "int func_0(int *var_0, int var_1) { int var_2 = 0; for (int var_3 = 0; var_3 < var_1; var_3++) { var_2 += var_0[var_3] * var_0[var_3]; } return var_2; }";
+        let mut sel = Selection::new(2);
+        sel.exclude("int evaluated(int q) { while (q > 1) { q = q % 2 == 0 ? q / 2 : 3 * q + 1; } return q; }");
+        let kept = sel.admit_package(vec![pair("one", "Sums the squares of the array elements.", body, anon)]);
+        assert_eq!(kept.len(), 1);
+        let renamed = body.replace("sum(", "squares(").replace(" s ", " t ").replace("s +=", "t +=").replace("return s", "return t");
+        let near = body.replace("a[i] * a[i]", "a[i] * a[i] + 1");
+        let excluded = "int evaluated(int q) { while (q > 1) { q = q % 2 == 0 ? q / 2 : 3 * q + 1; } return q; }";
+        let other = "double mean(double *x, int n) { double m = 0; for (int k = 0; k < n; k++) m += x[k]; return m / n; }";
+        let kept = sel.admit_package(vec![
+            pair("two", "Another description of the same loop over squares.", body, anon),
+            pair("two", "Adds up the squares of all values in the vector.", &renamed, anon),
+            pair("two", "Sums the squares plus one of every element of a.", &near, ""),
+            pair("two", "Collatz steps until the value reaches one in the loop.", excluded, ""),
+            pair("two", "Sums the squares of the array elements.", other, ""),
+            pair("two", "Returns the arithmetic mean of the n values in x.", other.replace("m / n", "m / (double) n").as_str(), ""),
+            pair("two", "Computes the largest of the two given integer values.", "int max(int a, int b) { if (a > b) { return a; } else { return b; } }", ""),
+            pair("two", "Computes the smallest of the two given integer values here.", "int min(int a, int b) { if (a < b) { return a; } else { return b; } }", ""),
+        ]);
+        let d = &sel.dropped;
+        assert_eq!(d.get(&Drop::SameCode), Some(&1), "{d:?}");
+        assert_eq!(d.get(&Drop::RenamedCopy), Some(&1), "{d:?}");
+        assert_eq!(d.get(&Drop::Excluded), Some(&1), "{d:?}");
+        assert_eq!(d.get(&Drop::SameDoc), Some(&1), "{d:?}");
+        assert!(d.get(&Drop::NearCopy).copied().unwrap_or(0) >= 1, "{d:?}");
+        // Three distinct functions are left and the cap keeps two of them.
+        assert_eq!(kept.len(), 2, "{kept:?}");
+        assert_eq!(d.get(&Drop::PackageCap), Some(&1), "{d:?}");
+    }
+
+    #[test]
+    fn pair_lists_round_trip_and_reject_other_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let refs = vec![PairRef { package: "zlib".into(), version: "1:1.2.13".into(), split: "train".into(), file: "src/deflate.c".into(), lines: (10, 40), hash: "0123456789abcdef".into() }];
+        for name in ["l.tsv", "l.tsv.gz"] {
+            let p = dir.path().join(name);
+            write_list(&p, &refs).unwrap();
+            assert_eq!(read_list(&p).unwrap(), refs);
+        }
+        let bad = dir.path().join("bad.tsv");
+        std::fs::write(&bad, "package\tversion\n").unwrap();
+        assert!(read_list(&bad).unwrap_err().contains("not a beryl pair list"));
     }
 
     #[test]

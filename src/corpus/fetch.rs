@@ -81,6 +81,8 @@ pub fn fetch(pkg: &str) -> Result<PathBuf, FetchError> {
         .output()
         .map_err(|source| FetchError::Spawn { cmd: "tar".into(), source })?;
     if !out.status.success() {
+        // A damaged download (an interrupted transfer) is fetched anew next time.
+        let _ = std::fs::remove_dir_all(&dl);
         return Err(FetchError::Unpack {
             path: tarball,
             stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
@@ -102,14 +104,18 @@ pub fn fetched_version(pkg: &str) -> Option<String> {
 }
 
 fn dsc_version(dir: &Path, pkg: &str) -> Option<String> {
-    let prefix = format!("{pkg}_");
-    let mut found: Vec<String> = std::fs::read_dir(dir)
+    // The source package may be named otherwise than `pkg` (apt-get accepts binary names).
+    let mut found: Vec<(bool, String)> = std::fs::read_dir(dir)
         .ok()?
         .filter_map(Result::ok)
-        .filter_map(|e| e.file_name().to_str().and_then(|n| n.strip_prefix(&prefix)?.strip_suffix(".dsc").map(str::to_string)))
+        .filter_map(|e| {
+            let n = e.file_name().to_str()?.strip_suffix(".dsc")?.to_string();
+            let (name, version) = n.split_once('_')?;
+            Some((name == pkg, version.to_string()))
+        })
         .collect();
     found.sort();
-    found.pop()
+    found.pop().map(|(_, v)| v)
 }
 
 /// The upstream `*.orig.tar.*`, or for native packages the one `*.tar.*` that is not
