@@ -585,12 +585,14 @@ def cmd_train(a):
                 (vp * g[torch.tensor(part, device=device)]).sum().backward()
         opt.step()
         step += 1
-        if step - step0 == 20 and a.minutes and timed is None and not (state and state.get("fitted")):
-            # Fit the schedule to the time budget once, from the step time measured in this
-            # process (warm-up included, so it errs short); the total is saved with the
-            # checkpoints, so a resumed run keeps it.
-            per = (time.time() - t_train) / 20
-            fit = int(a.minutes * 60 / per)
+        if step - step0 == 5:
+            t_warm = time.time()
+        if step - step0 == 25 and a.minutes and timed is None and not (state and state.get("fitted")):
+            # Fit the schedule to the time budget once, from the step time of this process
+            # after five warm-up steps (the first steps of a GPU run are several times
+            # slower); the total is saved with the checkpoints, so a resumed run keeps it.
+            per = (time.time() - t_warm) / 20
+            fit = int((a.minutes * 60 - (time.time() - t_train)) / per) + step
             timed = per
             fitted = True
             if fit < total:
