@@ -202,15 +202,20 @@ fn damaged_weights_are_an_error_not_a_panic() {
     }
 }
 
-/// The code-search adapters (models/code-encoder) merged into the installed model give the
-/// vectors the training script computed with PyTorch for the same texts.
+/// The code-search adapters (models/code-encoder, the default, and models/code-encoder-358k)
+/// merged into the installed model give the vectors the training script computed with
+/// PyTorch for the same texts.
 #[test]
 fn code_encoder_matches_its_training_runtime() {
     use beryl::features::encoder::code_adapter;
-    let dir = code_adapter();
+    adapters_match_their_reference(code_adapter());
+    adapters_match_their_reference(beryl::repo_path("models/code-encoder-358k"));
+}
+
+fn adapters_match_their_reference(dir: std::path::PathBuf) {
     let reference: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("reference.json")).unwrap()).unwrap();
     let texts: Vec<&str> = reference["texts"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
-    let enc = Encoder::load_with(&Encoder::default_dir(), EncoderOptions { precision: Precision::F32, adapter: Some(dir), ..Default::default() }).unwrap();
+    let enc = Encoder::load_with(&Encoder::default_dir(), EncoderOptions { precision: Precision::F32, adapter: Some(dir.clone()), ..Default::default() }).unwrap();
     let base = Encoder::load_with(&Encoder::default_dir(), EncoderOptions { precision: Precision::F32, ..Default::default() }).unwrap();
     assert_ne!(enc.hash(), base.hash(), "the adapted model has its own identity");
     let got = enc.encode_uncached(&texts, 8).unwrap();
@@ -223,9 +228,9 @@ fn code_encoder_matches_its_training_runtime() {
         // The adapters change the model: the plain one is measurably further away.
         assert!(cosine(&plain[i], &want) < c, "{}", texts[i]);
     }
-    eprintln!("lowest cosine to the PyTorch vectors: {lowest:.6}");
+    eprintln!("{}: lowest cosine to the PyTorch vectors: {lowest:.6}", dir.display());
     // The training run read the base weights in f16; beryl reads them in f32.
-    assert!(lowest >= 0.999, "{lowest}");
+    assert!(lowest >= 0.999, "{}: {lowest}", dir.display());
 }
 
 /// `beryl search` loads the function encoder on a second thread while the retrievers that
