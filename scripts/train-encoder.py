@@ -434,8 +434,10 @@ def cmd_train(a):
         pk = arrays["package"][train_idx]
         hashes = arrays["hash"][train_idx]
         found = 0
-        for p in np.unique(pk):
-            rows = np.flatnonzero(pk == p)
+        # Rows grouped by package in one sort (stable: ascending within a package).
+        order = np.argsort(pk, kind="stable")
+        bounds = np.flatnonzero(np.diff(pk[order])) + 1
+        for rows in np.split(order, bounds):
             if len(rows) < 2:
                 continue
             r = torch.from_numpy(rows).to(docs.device)
@@ -652,8 +654,7 @@ def cmd_ship(a):
         sys.exit(f"{a.run}: no best adapters (a run without dev pairs keeps only last.safetensors)")
     shutil.copyfile(best, os.path.join(a.out, "adapter.safetensors"))
     a.adapter = os.path.join(a.out, "adapter.safetensors")
-    ref_out = a.out_ref = os.path.join(a.out, "reference.json")
-    cmd_reference(argparse.Namespace(base=a.base, adapter=a.adapter, out=ref_out))
+    cmd_reference(argparse.Namespace(base=a.base, adapter=a.adapter, out=os.path.join(a.out, "reference.json")))
     rows = [l.rstrip("\n").split("\t") for l in gzip.open(a.list, "rt") if not l.startswith("#")]
     packages = sorted({r[0] for r in rows})
     dev_packages = sorted({r[0] for r in rows if r[2] == "dev"})

@@ -119,11 +119,10 @@ pub struct MineArgs {
 /// older miner are not reused.
 const MINER: u32 = 3;
 
-/// The pairs of one package: from the cache when this package version was mined by this
-/// miner already, else fetched and mined (and cached).
-fn mined(pkg: &str) -> Result<Vec<beryl_lab::pairs::Pair>> {
-    use std::io::{BufRead, Write};
-    let root = fetch::fetch(pkg).with_context(|| format!("fetching {pkg}"))?;
+/// The pairs of package `pkg`, unpacked at `root`: from the cache when this package version
+/// was mined by this miner already, else mined (and cached).
+fn mined(pkg: &str, root: &std::path::Path) -> Result<Vec<beryl_lab::pairs::Pair>> {
+    use std::io::BufRead;
     let version = fetch::fetched_version(pkg).unwrap_or_default();
     let cache = fetch::cache_dir().join("pairs").join(format!("v{MINER}")).join(format!("{pkg}_{version}.jsonl"));
     if let Ok(f) = std::fs::File::open(&cache) {
@@ -132,20 +131,12 @@ fn mined(pkg: &str) -> Result<Vec<beryl_lab::pairs::Pair>> {
             return Ok(p);
         }
     }
-    let mut pairs = beryl_lab::pairs::mine(&root, pkg);
+    let mut pairs = beryl_lab::pairs::mine(root, pkg);
     for p in &mut pairs {
         p.version = version.clone();
     }
-    if let Some(d) = cache.parent() {
-        std::fs::create_dir_all(d)?;
-    }
     let tmp = cache.with_extension(format!("{}.tmp", std::process::id()));
-    let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
-    for p in &pairs {
-        writeln!(f, "{}", serde_json::to_string(p)?)?;
-    }
-    f.flush()?;
-    drop(f);
+    write_pairs(&tmp, &pairs)?;
     std::fs::rename(&tmp, &cache)?;
     Ok(pairs)
 }
@@ -178,7 +169,7 @@ fn mine_in_order(packages: &[String], mut each: impl FnMut(&str, Result<Vec<bery
         }
         let t = Instant::now();
         let r = match ready.remove(&i) {
-            Some(Ok(_)) => mined(&packages[i]),
+            Some(Ok(root)) => mined(&packages[i], &root),
             Some(Err(e)) => Err(e),
             None => Err(anyhow::anyhow!("{}: not fetched", packages[i])),
         };

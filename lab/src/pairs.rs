@@ -208,8 +208,7 @@ pub fn mine(root: &Path, source: &str) -> Vec<Pair> {
     let mut seen_code = HashSet::new();
     let mut out = Vec::new();
     for p in per_file.into_iter().flatten() {
-        let code_key: [u8; 32] = Sha256::digest(p.code.split_whitespace().collect::<String>().as_bytes()).into();
-        if seen_doc.insert(p.doc.to_lowercase()) && seen_code.insert(code_key) {
+        if seen_doc.insert(p.doc.to_lowercase()) && seen_code.insert(p.hash.clone()) {
             out.push(p);
         }
     }
