@@ -47,6 +47,10 @@ pub struct IndexArgs {
     /// Print the build report as JSON.
     #[arg(long)]
     json: bool,
+    /// Build one shard of a larger corpus with the global parts at DIR (`beryl cluster
+    /// global`): its scores are then comparable with the other shards'.
+    #[arg(long, value_name = "DIR")]
+    global: Option<PathBuf>,
 }
 
 /// What a build needs, from the arguments.
@@ -76,6 +80,7 @@ impl IndexArgs {
             factory: a.faiss.clone(),
             flat_max: a.flat_max,
             force: a.force,
+            global: a.global.clone(),
         };
         let encs = a.encoders.load(a.threads);
         let model = a.model.clone().unwrap_or_else(|| default_model(a.encoders.statements.into()));

@@ -67,6 +67,7 @@ pub fn parse(files: &[PathBuf], opts: &WalkOptions) -> Vec<Result<Option<(Source
                 error_regions: pf.error_regions,
                 unit: pf.unit.clone(),
                 removed: false,
+                project: 0,
             };
             Ok(Some((file, pf)))
         })
@@ -77,15 +78,21 @@ pub fn parse(files: &[PathBuf], opts: &WalkOptions) -> Vec<Result<Option<(Source
 pub fn load(roots: &[PathBuf], opts: &WalkOptions) -> Corpus {
     let t0 = Instant::now();
     let (files, skipped) = walk::discover(roots, opts);
-    load_found(files, skipped, opts, t0)
+    load_found(roots, files, skipped, opts, t0)
+}
+
+/// The project of a file: the root it lies under (the longest such root where roots nest).
+pub fn project_of(roots: &[PathBuf], path: &std::path::Path) -> u32 {
+    roots.iter().enumerate().filter(|(_, r)| path.starts_with(r)).max_by_key(|(_, r)| r.as_os_str().len()).map_or(0, |(i, _)| i as u32)
 }
 
 /// As [`load`], for the files (and skips) a [`walk::discover`] found; `t0` is when it began.
-pub fn load_found(files: Vec<PathBuf>, mut skipped: Vec<Skipped>, opts: &WalkOptions, t0: Instant) -> Corpus {
+pub fn load_found(roots: &[PathBuf], files: Vec<PathBuf>, mut skipped: Vec<Skipped>, opts: &WalkOptions, t0: Instant) -> Corpus {
     let mut icfg = Icfg::default();
     for r in parse(&files, opts) {
         match r {
-            Ok(Some((file, pf))) => {
+            Ok(Some((mut file, pf))) => {
+                file.project = project_of(roots, &file.path);
                 icfg.add_file(file, pf.functions);
             }
             Ok(None) => {}

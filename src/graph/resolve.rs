@@ -50,12 +50,14 @@ impl<'a> Resolver<'a> {
             return Vec::new();
         }
         let Some(ids) = self.by_name.get(name) else { return Vec::new() };
+        let project = self.files[caller.meta.file as usize].project;
         let cands: Vec<u32> = ids
             .iter()
             .copied()
             .filter(|&i| {
                 let m = &self.f(i).meta;
                 family(m.lang) == family(lang)
+                    && self.files[m.file as usize].project == project
                     && m.accepts(call.argc)
                     && !m.name.starts_with("lambda$")
                     && (!m.file_local || m.file == caller.meta.file)

@@ -28,6 +28,10 @@ pub struct SourceFile {
     /// Gone from the corpus since the index was built; kept so that ids stay stable.
     #[serde(skip)]
     pub removed: bool,
+    /// Which indexed root (project) holds the file: calls resolve within a project only,
+    /// so two projects indexed together link exactly as each indexed alone.
+    #[serde(skip)]
+    pub project: u32,
 }
 
 #[derive(Clone, Debug, Serialize)]

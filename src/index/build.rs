@@ -84,7 +84,11 @@ pub fn build(
     // Checked again under the lock: a newer beryl may have written since.
     refuse_newer(dir)?;
     let anonymized = !roots.is_empty() && roots.iter().all(|r| crate::anonymize::is_marked(r));
-    let identity = Identity { model_sha: &model_sha, enc: enc.hash(), fenc: fenc.hash(), opts, anonymized };
+    let global = opts.global.as_deref().map(super::global::Global::open).transpose()?;
+    if let Some(why) = global.as_ref().and_then(|g| g.mismatch(opts, model.gcn.hidden as usize, enc.hash(), fenc.hash(), &model_sha)) {
+        return Err(IndexError::Mismatch(why));
+    }
+    let identity = Identity { model_sha: &model_sha, enc: enc.hash(), fenc: fenc.hash(), opts, anonymized, global: global.as_ref().map(|g| g.meta.id.clone()) };
 
     // Compare with the index in place, by path and content hash.
     let previous =
@@ -106,7 +110,7 @@ pub fn build(
             claim.keep();
             return Ok(report);
         }
-        let ctx = update::Context { dir, gen: &gen, model_dir, model: &model, enc, fenc, opts, walk_skipped: &walk_skipped };
+        let ctx = update::Context { dir, gen: &gen, model_dir, model: &model, enc, fenc, opts, walk_skipped: &walk_skipped, roots };
         let outcome = if diff.is_empty() {
             Ok(update::Outcome::Declined("the index in place is damaged".into()))
         } else {
@@ -137,7 +141,7 @@ pub fn build(
             identity.mismatch(&g, true).unwrap_or_else(|| "the index in place cannot be read".into())
         });
     }
-    let inputs = Inputs { roots, dir, opts, model_dir, model: &model, encs, identity: &identity };
+    let inputs = Inputs { roots, dir, opts, model_dir, model: &model, encs, identity: &identity, global: global.as_ref() };
     let report = full(&inputs, files, walk_skipped, report, t0, progress)?;
     claim.keep();
     Ok(report)
@@ -148,6 +152,8 @@ pub(super) struct Identity<'a> {
     pub fenc: &'a str,
     pub opts: &'a IndexOptions,
     pub anonymized: bool,
+    /// Id of the global parts built with.
+    pub global: Option<String>,
 }
 
 impl Identity<'_> {
@@ -173,6 +179,12 @@ impl Identity<'_> {
         if !same {
             return Some("the index in place was built with another model, encoder, feature set or layout".into());
         }
+        if m.global != self.global {
+            return Some("the index in place was built with other global parts (or none)".into());
+        }
+        if m.roots.len() > 1 && !m.linked_by_project {
+            return Some("the index in place linked calls across its roots".into());
+        }
         // A damaged index is never kept: its error message sends the user here.
         (verify && !checksums_hold(g, &m)).then(|| "the index in place is damaged".into())
     }
@@ -187,6 +199,7 @@ pub(super) struct Inputs<'a> {
     pub model: &'a Model,
     pub encs: &'a TextEncoders,
     pub identity: &'a Identity<'a>,
+    pub global: Option<&'a super::global::Global>,
 }
 
 /// Encoder counters (texts encoded, texts from the cache) of both encoders.
@@ -246,7 +259,7 @@ fn full(
     let (opts, model, encs) = (inp.opts, inp.model, inp.encs);
     let (enc, fenc) = (encs.statements()?, encs.functions()?);
     progress("parse", 0, 0);
-    let corpus = corpus::load_found(files, walk_skipped, &opts.walk, t0);
+    let corpus = corpus::load_found(inp.roots, files, walk_skipped, &opts.walk, t0);
     report.skipped = corpus.skipped_by_reason();
     let icfg = corpus.icfg;
     if icfg.files.is_empty() {
@@ -315,14 +328,25 @@ fn full(
     // Write the new generation aside, then swap it in.
     let t2 = Instant::now();
     progress("write", 0, 1);
-    let node_factory = vectors::factory_for(ids.len(), opts.flat_max, opts.factory.as_deref());
-    let function_factory = vectors::function_factory(ftexts.len());
+    let node_factory = inp.global.map_or_else(|| vectors::factory_for(ids.len(), opts.flat_max, opts.factory.as_deref()), |g| g.meta.node_factory.clone());
+    let function_factory = inp.global.map_or_else(|| vectors::function_factory(ftexts.len()), |g| g.meta.function_factory.clone());
     let skipped = skipped_rows(&corpus.skipped);
     let function_ids: Vec<u64> = (0..ftexts.len() as u64).collect();
     let gen = commit(inp.dir, inp.model_dir, progress, |tmp| {
         // `Flat` named by the user means exact search: full vectors, compared one by one.
         let exact = opts.factory.as_deref() == Some("Flat");
-        let nodes_index = if vectors::projects(ids.len()) && !exact {
+        let nodes_index = if let Some(g) = inp.global {
+            // A shard: the corpus's projection and trained quantizers, this shard's vectors.
+            let mut ix = g.node_index()?;
+            match &g.projection {
+                Some(p) => {
+                    p.write(&tmp.join("nodes.pca"))?;
+                    vectors::add(&mut ix, &p.apply(&search_rows)?, &ids)?;
+                }
+                None => vectors::add(&mut ix, &search_rows, &ids)?,
+            }
+            ix
+        } else if vectors::projects(ids.len()) && !exact {
             let p = Projection::fit(&search_rows, dim, vectors::PCA_DIM)?;
             p.write(&tmp.join("nodes.pca"))?;
             vectors::build_with_ids(&node_factory, p.d_out, &p.apply(&search_rows)?, &ids)?
@@ -331,7 +355,14 @@ fn full(
         };
         vectors::write(&nodes_index, &tmp.join("nodes.faiss"))?;
         drop(nodes_index);
-        let f_index = vectors::build_with_ids(&function_factory, crate::features::DIM, &fvecs, &function_ids)?;
+        let f_index = match inp.global {
+            Some(g) => {
+                let mut ix = g.function_index()?;
+                vectors::add(&mut ix, &fvecs, &function_ids)?;
+                ix
+            }
+            None => vectors::build_with_ids(&function_factory, crate::features::DIM, &fvecs, &function_ids)?,
+        };
         vectors::write(&f_index, &tmp.join("functions.faiss"))?;
         let live_ids: Vec<u32> = ids.iter().map(|&i| i as u32).collect();
         write_parts(tmp, &live_ids, &shape_bytes, &lexical_bytes, &Csr::from_icfg(&icfg), &icfg)?;
@@ -361,6 +392,8 @@ fn full(
             edges: icfg.graph.edge_count(),
             skipped: corpus.skipped.len(),
             created_unix: 0,
+            linked_by_project: true,
+            global: inp.identity.global.clone(),
             checksums: Default::default(),
         })
     }, |db, meta_json| {

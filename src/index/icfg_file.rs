@@ -159,7 +159,7 @@ pub fn decode(bytes: &[u8]) -> Result<Icfg, String> {
         let (lines, bytes, error_regions, removed) = (r.u32()?, r.u64()?, r.u32()?, r.u8()? == 1);
         let package = r.str()?;
         let imports = (0..r.count(4)?).map(|_| r.str()).collect::<Res<Vec<_>>>()?;
-        icfg.files.push(SourceFile { path, lang, lines, bytes, error_regions, unit: FileUnit { package, imports }, removed });
+        icfg.files.push(SourceFile { path, lang, lines, bytes, error_regions, unit: FileUnit { package, imports }, removed, project: 0 });
     }
     for _ in 0..r.count(40)? {
         let name = r.str()?;

@@ -314,12 +314,97 @@ pub struct LexScores {
     pub string_mask: Vec<u32>,
 }
 
+/// The corpus statistics of BM25F. Summed over the shards of a corpus they let every shard
+/// score its functions exactly as one index of the whole corpus would (scores of shards
+/// are then comparable and merge into one ranking).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LexStats {
+    /// Functions (documents).
+    pub docs: u64,
+    /// Summed length of each field.
+    pub len_sums: [u64; FIELDS],
+    /// Documents holding each term.
+    pub df: HashMap<String, u64>,
+}
+
+const STATS_MAGIC: &[u8; 8] = b"BRYLST01";
+
+impl LexStats {
+    pub fn add(&mut self, o: &LexStats) {
+        self.docs += o.docs;
+        for f in 0..FIELDS {
+            self.len_sums[f] += o.len_sums[f];
+        }
+        for (t, d) in &o.df {
+            *self.df.entry(t.clone()).or_default() += d;
+        }
+    }
+
+    fn avg(&self) -> [f32; FIELDS] {
+        self.len_sums.map(|s| if self.docs == 0 { 1.0 } else { (s as f64 / self.docs as f64).max(1.0) as f32 })
+    }
+
+    /// Terms in byte order, so that equal statistics give equal files.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend_from_slice(STATS_MAGIC);
+        b.extend_from_slice(&self.docs.to_le_bytes());
+        for s in self.len_sums {
+            b.extend_from_slice(&s.to_le_bytes());
+        }
+        let mut terms: Vec<(&String, &u64)> = self.df.iter().collect();
+        terms.sort();
+        b.extend_from_slice(&(terms.len() as u64).to_le_bytes());
+        for (t, d) in terms {
+            b.push(t.len().min(255) as u8);
+            b.extend_from_slice(&t.as_bytes()[..t.len().min(255)]);
+            b.extend_from_slice(&d.to_le_bytes());
+        }
+        b
+    }
+
+    pub fn from_bytes(b: &[u8]) -> Result<LexStats, String> {
+        let bad = || "lexical statistics: truncated or not a statistics file".to_string();
+        if b.len() < 8 || &b[..8] != STATS_MAGIC {
+            return Err(bad());
+        }
+        let mut at = 8;
+        let u64_next = |at: &mut usize| -> Result<u64, String> {
+            let v = u64::from_le_bytes(b.get(*at..*at + 8).ok_or_else(bad)?.try_into().map_err(|_| bad())?);
+            *at += 8;
+            Ok(v)
+        };
+        let docs = u64_next(&mut at)?;
+        let mut len_sums = [0u64; FIELDS];
+        for s in &mut len_sums {
+            *s = u64_next(&mut at)?;
+        }
+        let n = u64_next(&mut at)?;
+        let mut df = HashMap::with_capacity(n.min(1 << 24) as usize);
+        for _ in 0..n {
+            let len = *b.get(at).ok_or_else(bad)? as usize;
+            let t = std::str::from_utf8(b.get(at + 1..at + 1 + len).ok_or_else(bad)?).map_err(|_| bad())?.to_string();
+            at += 1 + len;
+            df.insert(t, u64_next(&mut at)?);
+        }
+        if at != b.len() {
+            return Err(bad());
+        }
+        Ok(LexStats { docs, len_sums, df })
+    }
+}
+
 pub struct Lexical {
     n: usize,
     /// Slots that hold a function (not removed): the document count of BM25F.
     live: usize,
     lens: Vec<[u16; FIELDS]>,
     avg: [f32; FIELDS],
+    /// Summed field lengths of the live slots.
+    sums: [u64; FIELDS],
+    /// Statistics of the whole corpus this index is a shard of, when given: they replace
+    /// the index's own in scoring.
+    global: Option<LexStats>,
     /// term → (document frequency, posting range in `bytes`).
     terms: HashMap<String, (u32, usize, usize)>,
     bytes: Vec<u8>,
@@ -341,7 +426,7 @@ impl Lexical {
             return Err(bad("truncated"));
         }
         let mut lens = Vec::with_capacity(n);
-        let mut sum = [0f64; FIELDS];
+        let mut sum = [0u64; FIELDS];
         let mut live = 0usize;
         for d in 0..n {
             let mut l = [0u16; FIELDS];
@@ -352,7 +437,7 @@ impl Lexical {
             if l != REMOVED {
                 live += 1;
                 for f in 0..FIELDS {
-                    sum[f] += l[f] as f64;
+                    sum[f] += u64::from(l[f]);
                 }
             }
             lens.push(l);
@@ -376,8 +461,19 @@ impl Lexical {
         if at != bytes.len() {
             return Err(bad("trailing bytes"));
         }
-        let avg = sum.map(|s| if live == 0 { 1.0 } else { (s / live as f64).max(1.0) as f32 });
-        Ok(Lexical { n, live, lens, avg, terms, bytes })
+        let avg = LexStats { docs: live as u64, len_sums: sum, df: HashMap::new() }.avg();
+        Ok(Lexical { n, live, lens, avg, sums: sum, global: None, terms, bytes })
+    }
+
+    /// This index's own statistics (its live functions).
+    pub fn stats(&self) -> LexStats {
+        LexStats { docs: self.live as u64, len_sums: self.sums, df: self.terms.iter().filter(|(_, v)| v.0 > 0).map(|(t, v)| (t.clone(), u64::from(v.0))).collect() }
+    }
+
+    /// Scores with the statistics of a whole corpus this index is part of.
+    pub fn use_global(&mut self, g: LexStats) {
+        self.avg = g.avg();
+        self.global = Some(g);
     }
 
     /// Slots, removed functions' included: function ids run below this.
@@ -411,10 +507,14 @@ impl Lexical {
     /// BM25F scores of every function, and where the query's procedure-name words occur.
     pub fn search(&self, query: &[QueryTerm]) -> LexScores {
         let mut out = LexScores { score: vec![0.0; self.n], name_mask: vec![0; self.n], comment_mask: vec![0; self.n], string_mask: vec![0; self.n] };
-        let n = self.live as f32;
+        let n = self.global.as_ref().map_or(self.live as f32, |g| g.docs as f32);
         for q in query {
             let Some(&(df, a, b)) = self.terms.get(&q.term) else { continue };
-            let idf = (1.0 + (n - df as f32 + 0.5) / (df as f32 + 0.5)).ln();
+            let df = match &self.global {
+                Some(g) => g.df.get(&q.term).copied().unwrap_or(u64::from(df)) as f32,
+                None => df as f32,
+            };
+            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
             let mut at = a;
             let mut doc = 0u32;
             while at < b {

@@ -14,6 +14,7 @@
 pub mod graph {
     pub use crate::graph::csr::*;
 }
+pub mod global;
 pub mod lexical;
 pub mod project;
 pub mod store;
@@ -158,6 +159,14 @@ pub struct IndexMeta {
     pub edges: usize,
     pub skipped: usize,
     pub created_unix: u64,
+    /// Calls resolve within the root (project) of their file; earlier indexes of several
+    /// roots linked calls across them.
+    #[serde(default)]
+    pub linked_by_project: bool,
+    /// Id of the global parts ([`global`]) the index was built with, as a shard of a larger
+    /// corpus.
+    #[serde(default)]
+    pub global: Option<String>,
     /// sha256 of each file of [`CHECKSUMMED`] the generation holds.
     #[serde(default)]
     pub checksums: std::collections::BTreeMap<String, String>,
@@ -173,11 +182,13 @@ pub struct IndexOptions {
     pub flat_max: usize,
     /// Rebuild even when no file changed.
     pub force: bool,
+    /// Global parts to build with, as one shard of a larger corpus ([`global`]).
+    pub global: Option<PathBuf>,
 }
 
 impl Default for IndexOptions {
     fn default() -> Self {
-        IndexOptions { walk: WalkOptions::default(), features: FeatureSet::default(), factory: None, flat_max: 50_000, force: false }
+        IndexOptions { walk: WalkOptions::default(), features: FeatureSet::default(), factory: None, flat_max: 50_000, force: false, global: None }
     }
 }
 

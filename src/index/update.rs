@@ -94,6 +94,8 @@ pub(super) struct Context<'a> {
     pub fenc: &'a crate::features::Encoder,
     pub opts: &'a IndexOptions,
     pub walk_skipped: &'a [Skipped],
+    /// The roots indexed: calls resolve within the project (root) of their file.
+    pub roots: &'a [PathBuf],
 }
 
 pub(super) enum Outcome {
@@ -134,6 +136,9 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
     }
     let mut icfg = decoded?;
     drop(icfg_bytes);
+    for f in &mut icfg.files {
+        f.project = crate::corpus::project_of(ctx.roots, &f.path);
+    }
     let (old_files, old_fns, old_nodes) = (icfg.files.len() as u32, icfg.functions.len() as u32, icfg.graph.node_count());
     let mut old_edges = edge_rows(&icfg);
     old_edges.extend(super::icfg_file::call_edge_rows(&icfg));
@@ -170,7 +175,8 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
     let mut new_hashes = Vec::new();
     for (path, r) in to_parse.iter().zip(crate::corpus::parse(&to_parse, &ctx.opts.walk)) {
         match r {
-            Ok(Some((file, pf))) => {
+            Ok(Some((mut file, pf))) => {
+                file.project = crate::corpus::project_of(ctx.roots, &file.path);
                 let id = icfg.add_file(file, pf.functions);
                 new_hashes.push((id, diff.hashes.get(path).cloned().unwrap_or_default()));
             }

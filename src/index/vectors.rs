@@ -166,6 +166,13 @@ pub fn build_with_ids(factory: &str, dim: usize, rows: &[f32], ids: &[u64]) -> R
     Ok(index)
 }
 
+/// An empty index laid out as [`build_with_ids`] lays it out, trained on `rows`: the
+/// quantizers of a sharded corpus, trained once, to which each shard adds its vectors.
+pub fn trained_with_ids(factory: &str, dim: usize, rows: &[f32]) -> Result<IndexImpl, IndexError> {
+    let full = if stores_ids(factory) { factory.to_string() } else { format!("IDMap2,{factory}") };
+    trained(&full, dim, rows)
+}
+
 /// Adds `rows` under `ids` to an index [`build_with_ids`] made.
 pub fn add(index: &mut IndexImpl, rows: &[f32], ids: &[u64]) -> Result<(), IndexError> {
     if ids.is_empty() {
@@ -230,6 +237,12 @@ pub fn read(path: &Path, nprobe: usize) -> Result<IndexImpl, IndexError> {
         let _ = ps.set_index_parameter(&index, "nprobe", nprobe as f64);
     }
     Ok(index)
+}
+
+/// Orders hits best first, equal scores by id: FAISS leaves the order of equal scores to
+/// its heap, and results merged from shards must come out as one index gives them.
+pub fn canonical(hits: &mut [(u64, f32)]) {
+    hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
 }
 
 /// The `k` nearest vector numbers of each query row with their inner products, best first.

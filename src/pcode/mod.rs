@@ -56,6 +56,7 @@ pub fn icfg(src: &str, path: &std::path::Path) -> Result<crate::graph::Icfg, Pco
         error_regions: 0,
         unit: Default::default(),
         removed: false,
+        project: 0,
     };
     let entries: Vec<usize> = procs.iter().map(|p| p.cfg.nodes.len()).collect();
     icfg.add_file(file, procs.into_iter().map(|p| (p.meta, p.cfg)).collect());

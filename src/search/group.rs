@@ -25,6 +25,11 @@ pub struct Matched {
     pub sims: Vec<(u32, f32)>,
 }
 
+/// The best similarity of a matched node to any query node.
+pub fn best(m: &Matched) -> f32 {
+    m.sims.iter().map(|s| s.1).fold(f32::MIN, f32::max)
+}
+
 /// A candidate fragment: indices into the matched list.
 #[derive(Clone, Debug)]
 pub struct Candidate {
@@ -34,6 +39,11 @@ pub struct Candidate {
     pub score: f64,
     /// Sum over covered query nodes of the best similarity: breaks ties of γ.
     pub similarity: f64,
+    /// What breaks ties of both, in the order clusters are made: a single node by its
+    /// place in the matched list (0, place, 0); a merged group after every single node, by
+    /// its component's first member and its merge step (1, first member, step). Merges
+    /// never cross components, so the order holds for any subset of components.
+    pub tie: (u8, usize, usize),
 }
 
 struct Cluster {
@@ -43,6 +53,7 @@ struct Cluster {
     children: Option<(usize, usize)>,
     leaf: Option<usize>,
     parent: Option<usize>,
+    tie: (u8, usize, usize),
 }
 
 fn bits(words: &[u64]) -> Vec<u32> {
@@ -159,7 +170,7 @@ pub fn rank(matched: &[Matched], pairs: &[(usize, usize, u32)], n_query: usize, 
             }
             let mut covers = m.covers.clone();
             covers.resize(words, 0);
-            Cluster { covers, best, height: 0.0, children: None, leaf: Some(i), parent: None }
+            Cluster { covers, best, height: 0.0, children: None, leaf: Some(i), parent: None, tie: (0, i, 0) }
         })
         .collect();
     let mut comp_list: Vec<Vec<usize>> = comps.into_values().collect();
@@ -176,7 +187,7 @@ pub fn rank(matched: &[Matched], pairs: &[(usize, usize, u32)], n_query: usize, 
         let dend = linkage(&mut condensed, k, Method::Complete);
         // kodama numbers the leaves 0..k and the cluster of step s as k + s.
         let mut ids: Vec<usize> = comp.clone();
-        for step in dend.steps() {
+        for (s, step) in dend.steps().iter().enumerate() {
             if !step.dissimilarity.is_finite() {
                 // Steps come in order of height: the rest join groups at ∞.
                 break;
@@ -185,7 +196,7 @@ pub fn rank(matched: &[Matched], pairs: &[(usize, usize, u32)], n_query: usize, 
             let covers: Vec<u64> = clusters[a].covers.iter().zip(&clusters[b].covers).map(|(x, y)| x | y).collect();
             let best: Vec<f32> = clusters[a].best.iter().zip(&clusters[b].best).map(|(x, y)| x.max(*y)).collect();
             let id = clusters.len();
-            clusters.push(Cluster { covers, best, height: step.dissimilarity, children: Some((a, b)), leaf: None, parent: None });
+            clusters.push(Cluster { covers, best, height: step.dissimilarity, children: Some((a, b)), leaf: None, parent: None, tie: (1, comp[0], s) });
             clusters[a].parent = Some(id);
             clusters[b].parent = Some(id);
             ids.push(id);
@@ -263,6 +274,7 @@ pub fn rank(matched: &[Matched], pairs: &[(usize, usize, u32)], n_query: usize, 
             distance: clusters[i].height as u32,
             score: s,
             similarity: sim,
+            tie: clusters[i].tie,
         });
     }
     out

@@ -12,7 +12,7 @@ use crate::index::{vectors, Index, IndexError};
 use crate::model::embed::{embed, IN_DIM};
 use crate::pcode::{self, Classifier, PcodeError};
 use group::Matched;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::borrow::Borrow;
 use std::path::Path;
@@ -33,6 +33,9 @@ pub enum SearchError {
     NoRanker(String),
     #[error(transparent)]
     Ranker(#[from] hybrid::scorer::RankerError),
+    /// A shard or coordinator sent what the other side cannot read.
+    #[error("cluster protocol: {0}")]
+    Protocol(String),
 }
 
 #[derive(Clone, Debug)]
@@ -56,7 +59,7 @@ impl Default for SearchOptions {
 }
 
 /// A line of the query and what it was taken as.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct QueryNode {
     pub id: usize,
     pub kind: String,
@@ -65,7 +68,7 @@ pub struct QueryNode {
 }
 
 /// One query node matched to one code node of a fragment.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct LineMatch {
     pub query_node: usize,
     pub query_lines: (u32, u32),
@@ -77,7 +80,7 @@ pub struct LineMatch {
 }
 
 /// The part of a fragment inside one function.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Span {
     pub path: String,
     /// The function's id in the index.
@@ -90,7 +93,7 @@ pub struct Span {
     pub nodes: usize,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Fragment {
     pub rank: usize,
     pub score: f64,
@@ -114,7 +117,7 @@ pub struct Fragment {
     pub reasons: Vec<String>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Timings {
     pub embed_ms: f64,
     pub knn_ms: f64,
@@ -122,7 +125,7 @@ pub struct Timings {
     pub total_ms: f64,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SearchResult {
     /// `pseudocode`, `natural-language` or `natural-language-fragments`.
     pub mode: String,
@@ -132,9 +135,13 @@ pub struct SearchResult {
     pub query_nodes: Vec<QueryNode>,
     pub fragments: Vec<Fragment>,
     pub timings: Timings,
+    /// Shards of a cluster that did not answer in time: the results are those of the others.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing_shards: Vec<String>,
 }
 
 /// A query as p-code.
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct QueryPcode {
     pub pcode: String,
     /// It was plain pseudocode, converted.
@@ -205,8 +212,18 @@ pub(crate) struct QueryVectors {
 }
 
 pub(crate) fn query_vectors(index: &Index, enc: &Encoder, q: &Icfg, line_map: &[u32]) -> Result<QueryVectors, SearchError> {
-    let hidden = index.meta.hidden;
-    let rows = embed(&index.model, q, enc)?;
+    query_rows(&index.model, index.meta.features, index.meta.hidden, enc, q, line_map)
+}
+
+/// The query nodes of a query graph and their search vectors, row-major, as an index made
+/// with `model` and `features` compares them (before any projection).
+pub fn query_node_rows(model: &crate::model::Model, features: crate::index::FeatureSet, hidden: usize, enc: &Encoder, q: &Icfg, line_map: &[u32]) -> Result<(Vec<QueryNode>, Vec<f32>), SearchError> {
+    let qv = query_rows(model, features, hidden, enc, q, line_map)?;
+    Ok((qv.nodes, qv.rows))
+}
+
+fn query_rows(model: &crate::model::Model, features: crate::index::FeatureSet, hidden: usize, enc: &Encoder, q: &Icfg, line_map: &[u32]) -> Result<QueryVectors, SearchError> {
+    let rows = embed(model, q, enc)?;
     let width = hidden + IN_DIM;
     let mut nodes = Vec::new();
     let mut out = Vec::new();
@@ -220,7 +237,7 @@ pub(crate) fn query_vectors(index: &Index, enc: &Encoder, q: &Icfg, line_map: &[
         // ENTRY spans the whole procedure; its own line is the header.
         let last = if node.kind == NodeKind::Entry { node.lines.0 } else { node.lines.1 };
         nodes.push(QueryNode { id: nodes.len(), kind: node.kind.name().into(), lines: (map(node.lines.0.max(1)), map(last.max(1))), text });
-        index.meta.features.search_vector(&rows[n.index() * width..(n.index() + 1) * width], hidden, &mut out);
+        features.search_vector(&rows[n.index() * width..(n.index() + 1) * width], hidden, &mut out);
     }
     Ok(QueryVectors { nodes, rows: out })
 }
@@ -249,6 +266,73 @@ pub fn pseudo<C: Borrow<Classifier>>(
     Ok(r)
 }
 
+/// The query node of a natural-language query.
+pub fn text_node(query: &str) -> QueryNode {
+    QueryNode { id: 0, kind: "text".into(), lines: (1, query.lines().count().max(1) as u32), text: query.to_string() }
+}
+
+/// A function found by its text vector.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TextHit {
+    pub function: u32,
+    pub file: u32,
+    pub similarity: f32,
+    /// It lies in tests, examples or benchmarks.
+    pub tests: bool,
+    pub fragment: Fragment,
+}
+
+/// The `k` functions whose text vectors are closest to `v`, best first (ties by id).
+pub fn text_hits(index: &mut Index, v: &[f32], query: &str, k: usize) -> Result<Vec<TextHit>, SearchError> {
+    let mut hits = vectors::search(&mut index.functions, v, crate::features::DIM, k)?;
+    let Some(hits) = hits.first_mut() else { return Ok(Vec::new()) };
+    vectors::canonical(hits);
+    let qn = text_node(query);
+    let mut out = Vec::new();
+    for &(fid, sim) in hits.iter() {
+        let f = index.store.function(fid as u32)?;
+        let file = index.store.file(f.file)?;
+        let tests = place::is_test_path(&file.path);
+        out.push(TextHit {
+            function: fid as u32,
+            file: f.file,
+            similarity: sim,
+            tests,
+            fragment: Fragment {
+                rank: 0,
+                score: sim as f64,
+                query_nodes_covered: 1,
+                query_lines_covered: 1,
+                query_lines_total: 1,
+                distance: 0,
+                spans: vec![Span { path: file.path.clone(), function_id: fid as u32, function: f.qualified.clone(), function_lines: f.lines, lines: f.lines, nodes: 0 }],
+                apart: Vec::new(),
+                copies: Vec::new(),
+                matches: vec![LineMatch {
+                    query_node: 0,
+                    query_lines: qn.lines,
+                    query_text: query.to_string(),
+                    path: file.path,
+                    lines: f.lines,
+                    code: f.qualified,
+                    similarity: sim,
+                }],
+                reasons: if tests { vec![place::TESTS_LAST.into()] } else { Vec::new() },
+            },
+        });
+    }
+    Ok(out)
+}
+
+/// The report of natural-language search from the best hits (corpus-wide): code in tests,
+/// examples or benchmarks after the rest, each kind in its order, `top` of them.
+pub fn text_result(hits: Vec<TextHit>, query: &str, top: usize, timings: Timings) -> SearchResult {
+    let mut frags: Vec<(bool, Fragment)> = hits.into_iter().map(|h| (h.tests, h.fragment)).collect();
+    frags.sort_by_key(|(tests, _)| *tests);
+    let frags: Vec<Fragment> = frags.into_iter().take(top).enumerate().map(|(rank, (_, f))| Fragment { rank: rank + 1, ..f }).collect();
+    SearchResult { mode: "natural-language".into(), pcode: None, converted: false, query_nodes: vec![text_node(query)], fragments: frags, timings, missing_shards: Vec::new() }
+}
+
 /// Natural-language search over function text vectors.
 pub fn natural(index: &mut Index, encs: &TextEncoders, query: &str, opts: &SearchOptions) -> Result<SearchResult, SearchError> {
     let t0 = Instant::now();
@@ -259,48 +343,9 @@ pub fn natural(index: &mut Index, encs: &TextEncoders, query: &str, opts: &Searc
     let embed_ms = ms(t0);
     let t1 = Instant::now();
     // Twice the results asked for, so that tests listed after the code leave room for code.
-    let hits = vectors::search(&mut index.functions, &v[0], crate::features::DIM, opts.top.saturating_mul(2))?;
+    let frags = text_hits(index, &v[0], query, opts.top.saturating_mul(2))?;
     let knn_ms = ms(t1);
-    let qn = QueryNode { id: 0, kind: "text".into(), lines: (1, query.lines().count().max(1) as u32), text: query.to_string() };
-    let mut frags = Vec::new();
-    for &(fid, sim) in hits.first().into_iter().flatten() {
-        let f = index.store.function(fid as u32)?;
-        let file = index.store.file(f.file)?;
-        let tests = place::is_test_path(&file.path);
-        frags.push((tests, Fragment {
-            rank: 0,
-            score: sim as f64,
-            query_nodes_covered: 1,
-            query_lines_covered: 1,
-            query_lines_total: 1,
-            distance: 0,
-            spans: vec![Span { path: file.path.clone(), function_id: fid as u32, function: f.qualified.clone(), function_lines: f.lines, lines: f.lines, nodes: 0 }],
-            apart: Vec::new(),
-            copies: Vec::new(),
-            matches: vec![LineMatch {
-                query_node: 0,
-                query_lines: qn.lines,
-                query_text: query.to_string(),
-                path: file.path,
-                lines: f.lines,
-                code: f.qualified,
-                similarity: sim,
-            }],
-            reasons: if tests { vec![place::TESTS_LAST.into()] } else { Vec::new() },
-        }));
-    }
-    // As in hybrid search: code in tests, examples or benchmarks after the rest (stable,
-    // so each kind keeps its order by similarity).
-    frags.sort_by_key(|(tests, _)| *tests);
-    let frags: Vec<Fragment> = frags.into_iter().take(opts.top).enumerate().map(|(rank, (_, f))| Fragment { rank: rank + 1, ..f }).collect();
-    Ok(SearchResult {
-        mode: "natural-language".into(),
-        pcode: None,
-        converted: false,
-        query_nodes: vec![qn],
-        fragments: frags,
-        timings: Timings { embed_ms, knn_ms, group_ms: 0.0, total_ms: ms(t0) },
-    })
+    Ok(text_result(frags, query, opts.top, Timings { embed_ms, knn_ms, group_ms: 0.0, total_ms: ms(t0) }))
 }
 
 /// Natural-language search over nodes: each sentence of the query is a query node.
@@ -332,22 +377,23 @@ pub fn natural_fragments(index: &mut Index, encs: &TextEncoders, query: &str, op
     fragments(index, QueryVectors { nodes, rows }, opts, "natural-language-fragments", embed_ms, t0)
 }
 
-pub(crate) fn fragments(index: &mut Index, qv: QueryVectors, opts: &SearchOptions, mode: &str, embed_ms: f64, t0: Instant) -> Result<SearchResult, SearchError> {
-    let t1 = Instant::now();
-    // Each query node takes at most 1/200 of the corpus: on a small index a fixed k=100
-    // would match every loop header and assignment, and generic nodes would cover the query.
-    let k = opts.k.min((index.node_ids.len() / KEEP_PER).max(MIN_K));
-    let hits = index.search_nodes(&qv.rows, k)?;
-    let knn_ms = ms(t1);
+/// Per-query-node `k` of node matching on an index (or a sharded corpus) of `nodes`
+/// indexed nodes: each query node takes at most 1/200 of the corpus, as on a small index a
+/// fixed k=100 would match every loop header and assignment, and generic nodes would cover
+/// the query.
+pub fn node_k(opts: &SearchOptions, nodes: usize) -> usize {
+    opts.k.min((nodes / KEEP_PER).max(MIN_K))
+}
 
-    let t2 = Instant::now();
-    let nq = qv.nodes.len();
-    let words = nq.div_ceil(64).max(1);
+/// The matched source nodes of per-query-node hit lists, the most similar first (ties by
+/// node id), at most `max_matches`. Hits at or beyond `node_count` are passed over.
+pub(crate) fn matched_of(hits: &[Vec<(u64, f32)>], node_count: usize, n_query: usize, max_matches: usize) -> Vec<Matched> {
+    let words = n_query.div_ceil(64).max(1);
     let mut by_node: HashMap<u32, Matched> = HashMap::new();
     for (q, list) in hits.iter().enumerate() {
         for &(id, sim) in list {
             let id = id as u32;
-            if id as usize >= index.graph.node_count() {
+            if id as usize >= node_count {
                 continue;
             }
             let m = by_node.entry(id).or_insert_with(|| Matched { node: id, covers: vec![0; words], sims: Vec::new() });
@@ -356,9 +402,14 @@ pub(crate) fn fragments(index: &mut Index, qv: QueryVectors, opts: &SearchOption
         }
     }
     let mut matched: Vec<Matched> = by_node.into_values().collect();
-    let best = |m: &Matched| m.sims.iter().map(|s| s.1).fold(f32::MIN, f32::max);
-    matched.sort_by(|a, b| best(b).total_cmp(&best(a)).then(a.node.cmp(&b.node)));
-    matched.truncate(opts.max_matches);
+    matched.sort_by(|a, b| group::best(b).total_cmp(&group::best(a)).then(a.node.cmp(&b.node)));
+    matched.truncate(max_matches);
+    matched
+}
+
+/// Groups matched nodes into the best `top` candidate fragments (ICFG distances within
+/// `opts.radius`).
+pub(crate) fn group_matched(index: &Index, matched: &[Matched], n_query: usize, opts: &SearchOptions, top: usize) -> Vec<group::Candidate> {
     let slot: HashMap<u32, usize> = matched.iter().enumerate().map(|(i, m)| (m.node, i)).collect();
     let mut bfs = Bfs::new(&index.graph);
     let mut pairs = Vec::new();
@@ -369,7 +420,19 @@ pub(crate) fn fragments(index: &mut Index, qv: QueryVectors, opts: &SearchOption
             }
         }
     }
-    let cands = group::rank(&matched, &pairs, nq, opts.top);
+    group::rank(matched, &pairs, n_query, top)
+}
+
+pub(crate) fn fragments(index: &mut Index, qv: QueryVectors, opts: &SearchOptions, mode: &str, embed_ms: f64, t0: Instant) -> Result<SearchResult, SearchError> {
+    let t1 = Instant::now();
+    let k = node_k(opts, index.node_ids.len());
+    let hits = index.search_nodes(&qv.rows, k)?;
+    let knn_ms = ms(t1);
+
+    let t2 = Instant::now();
+    let nq = qv.nodes.len();
+    let matched = matched_of(&hits, index.graph.node_count(), nq, opts.max_matches);
+    let cands = group_matched(index, &matched, nq, opts, opts.top);
     let group_ms = ms(t2);
 
     let total_lines: std::collections::BTreeSet<u32> = qv.nodes.iter().flat_map(|n| n.lines.0..=n.lines.1).collect();
@@ -449,5 +512,6 @@ pub(crate) fn fragments(index: &mut Index, qv: QueryVectors, opts: &SearchOption
         query_nodes: qv.nodes,
         fragments: frags,
         timings: Timings { embed_ms, knn_ms, group_ms, total_ms: ms(t0) },
+        missing_shards: Vec::new(),
     })
 }

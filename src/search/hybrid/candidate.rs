@@ -8,7 +8,7 @@ use crate::shape::align::Alignment;
 pub type Ranks = [Option<u32>; 4];
 
 /// One span of a candidate fragment.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct CandSpan {
     pub function: u32,
     pub path: String,

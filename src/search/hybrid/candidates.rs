@@ -39,10 +39,24 @@ struct Variant {
 
 /// Every candidate of the pool with its signals (unscored).
 pub fn candidates(index: &mut Index, encs: &TextEncoders, q: &Query, opts: &HybridOptions) -> Result<Vec<Candidate>, SearchError> {
+    let mut out = pool(index, encs, q, opts)?;
+    relative(&mut out);
+    Ok(out)
+}
+
+/// The pool as the retrievers fill it, before the signals that compare a candidate with
+/// the rest of the pool ([`relative`]).
+pub fn pool(index: &mut Index, encs: &TextEncoders, q: &Query, opts: &HybridOptions) -> Result<Vec<Candidate>, SearchError> {
     let forms = Forms::new(q);
-    let Retrieved { ranks, terms, lex, beryl, qvec, mut aligned } = retrieve(index, encs, q, &forms, opts)?;
+    let r = retrieve(index, encs, q, &forms, opts)?;
+    read_pool(index, q, &forms, r, opts)
+}
+
+/// Reads every function the retrievers returned (`r.ranks`) as candidates, in function
+/// order; the index's profiles are loaded.
+pub(super) fn read_pool(index: &Index, q: &Query, forms: &Forms, r: Retrieved, opts: &HybridOptions) -> Result<Vec<Candidate>, SearchError> {
+    let Retrieved { ranks, terms, lex, beryl, qvec, mut aligned } = r;
     let t = Instant::now();
-    let index: &Index = index;
     let mut pool: Vec<(u32, Ranks, Option<Aligned>)> = ranks.into_iter().map(|(f, rk)| (f, rk, aligned.remove(&f))).collect();
     pool.sort_by_key(|p| p.0);
     // Trees, alignments and the signals read off them on every core, then in pool order
@@ -52,7 +66,7 @@ pub fn candidates(index: &mut Index, encs: &TextEncoders, q: &Query, opts: &Hybr
         .into_par_iter()
         .filter_map(|(f, rk, pre)| {
             let shape = shapes.get(f)?;
-            let variants = variants(shapes, &forms, f, &shape, pre, opts);
+            let variants = variants(shapes, forms, f, &shape, pre, opts);
             Some((f, rk, shape, variants))
         })
         .collect();
@@ -106,7 +120,6 @@ pub fn candidates(index: &mut Index, encs: &TextEncoders, q: &Query, opts: &Hybr
         }
     }
     log::debug!("hybrid pool: {:.1} ms", t.elapsed().as_secs_f64() * 1000.0);
-    relative(&mut out);
     Ok(out)
 }
 

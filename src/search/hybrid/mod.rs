@@ -13,6 +13,7 @@ pub mod fragments;
 pub mod query;
 pub mod retrieve;
 pub mod scorer;
+pub mod shard;
 pub mod signals;
 
 pub use candidate::{CandSpan, Candidate};
@@ -89,6 +90,14 @@ impl Default for HybridOptions {
     }
 }
 
+/// What follows the pool, on one index or over the merged pools of shards: the signals
+/// that compare a candidate with the rest of the pool, the scorer, and the folding of
+/// repeats and copies. `cands` holds the whole pool in function order.
+pub fn after_pool(cands: &mut Vec<Candidate>, ranker: &Ranker, top: usize) {
+    candidates::relative(cands);
+    rank(cands, ranker, top);
+}
+
 /// Pseudocode search by `method`. `ranker` is needed by [`Method::Hybrid`].
 pub fn search<C: Borrow<Classifier>>(
     index: &mut Index,
@@ -116,8 +125,8 @@ pub fn search<C: Borrow<Classifier>>(
         let fragments = match method {
             Method::Hybrid => {
                 let ranker = ranker.ok_or_else(|| SearchError::NoRanker("none given".into()))?;
-                let mut cands = candidates(index, encs, &q, &HybridOptions::default())?;
-                rank(&mut cands, ranker, top);
+                let mut cands = candidates::pool(index, encs, &q, &HybridOptions::default())?;
+                after_pool(&mut cands, ranker, top);
                 to_fragments(index, &q, &cands)?
             }
             Method::Bm25 => {
@@ -141,7 +150,10 @@ pub fn search<C: Borrow<Classifier>>(
             }
             Method::Dense => {
                 let v = dense_query(index, encs, &q)?;
-                let hits = vectors::search(&mut index.functions, &v, DIM, top)?;
+                let mut hits = vectors::search(&mut index.functions, &v, DIM, top)?;
+                if let Some(h) = hits.first_mut() {
+                    vectors::canonical(h);
+                }
                 let list: Vec<(u32, f32)> = hits.first().into_iter().flatten().map(|&(f, s)| (f as u32, s)).collect();
                 function_fragments(index, &list, &|_, s| format!("dense: cosine {s:.2} to the function's text vector"))?
             }
@@ -154,6 +166,7 @@ pub fn search<C: Borrow<Classifier>>(
             query_nodes: q.nodes.clone(),
             fragments,
             timings: Timings { embed_ms, knn_ms: t1.elapsed().as_secs_f64() * 1000.0, group_ms: 0.0, total_ms: t0.elapsed().as_secs_f64() * 1000.0 },
+            missing_shards: Vec::new(),
         })
     })
 }

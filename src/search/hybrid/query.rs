@@ -53,7 +53,14 @@ pub fn plain_words(src: &str) -> String {
 
 impl Query {
     pub fn parse<C: Borrow<Classifier>>(src: &str, name: &Path, clf: impl FnOnce() -> Result<C, PcodeError>) -> Result<Query, SearchError> {
-        let crate::search::QueryPcode { pcode, converted, line_map, named } = to_pcode(src, clf).map_err(|e| e.with_file(&name.display().to_string()))?;
+        let qp = to_pcode(src, clf).map_err(|e| e.with_file(&name.display().to_string()))?;
+        Query::from_pcode(qp, plain_words(src), name)
+    }
+
+    /// The query from its p-code (plain pseudocode already converted) and the words of the
+    /// text the user wrote: what a shard reads, the conversion having run once.
+    pub fn from_pcode(qp: crate::search::QueryPcode, words: String, name: &Path) -> Result<Query, SearchError> {
+        let crate::search::QueryPcode { pcode, converted, line_map, named } = qp;
         let icfg = crate::pcode::icfg(&pcode, name).map_err(|e| e.with_file(&name.display().to_string()))?;
         let shapes = Shape::all(&icfg);
         if icfg.functions.is_empty() {
@@ -86,7 +93,7 @@ impl Query {
             return Err(SearchError::EmptyQuery);
         }
         Ok(Query {
-            words: plain_words(src),
+            words,
             pcode,
             converted,
             icfg,

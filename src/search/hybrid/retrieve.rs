@@ -93,8 +93,16 @@ pub(super) fn dense_query(index: &Index, encs: &TextEncoders, q: &Query) -> Resu
     Ok(index.function_encoder(encs)?.encode(&[format!("{}. {}", names.join(", "), q.words).as_str()])?.remove(0))
 }
 
+/// The `k` functions whose text vectors are closest to `qvec`, best first (ties by id).
+pub(super) fn dense_hits(index: &mut Index, qvec: &[f32; DIM], k: usize) -> Result<Vec<(u32, f32)>, SearchError> {
+    let mut hits = vectors::search(&mut index.functions, qvec, DIM, k)?;
+    let Some(h) = hits.first_mut() else { return Ok(Vec::new()) };
+    vectors::canonical(h);
+    Ok(h.iter().map(|&(f, s)| (f as u32, s)).collect())
+}
+
 /// Records each function's rank in retriever `r` (its first, where it comes twice).
-fn note(list: &[(u32, f32)], r: usize, ranks: &mut HashMap<u32, Ranks>) {
+pub(super) fn note(list: &[(u32, f32)], r: usize, ranks: &mut HashMap<u32, Ranks>) {
     for (i, &(f, _)) in list.iter().enumerate() {
         let e = ranks.entry(f).or_default();
         if e[r].is_none() {
@@ -131,8 +139,7 @@ pub(super) fn retrieve(index: &mut Index, encs: &TextEncoders, q: &Query, forms:
     // Dense, after what needs no function encoder: `search` loads it meanwhile.
     let qvec = dense_query(index, encs, q)?;
     if opts.retrievers[DENSE] {
-        let hits = vectors::search(&mut index.functions, &qvec, DIM, k)?;
-        let list: Vec<(u32, f32)> = hits.first().into_iter().flatten().map(|&(f, s)| (f as u32, s)).collect();
+        let list = dense_hits(index, &qvec, k)?;
         note(&list, DENSE, &mut ranks);
     }
     lap("dense", &mut t);
@@ -172,18 +179,27 @@ fn beryllium(index: &mut Index, encs: &TextEncoders, q: &Query, k: usize, cover:
 }
 
 /// Structure: every function's profile against the query's, then the closest aligned.
-fn structure(index: &Index, forms: &Forms, aligned: &mut HashMap<u32, Aligned>) -> Vec<(u32, f32)> {
+pub(super) fn structure_preselect(index: &Index, forms: &Forms) -> Vec<(u32, f32)> {
     let profiles = index.profiles();
-    let get = |f: u32| index.shapes.get(f);
     let all: Vec<(u32, f32)> =
         (0..profiles.len() as u32).filter(|&f| index.shapes.is_live(f)).map(|f| (f, forms.profile_sim(profiles, f))).collect();
-    let pre = top_k(&all, STRUCT_PRESELECT);
+    top_k(&all, STRUCT_PRESELECT)
+}
+
+/// Aligns each function of `pre` with the query's closer form.
+pub(super) fn align_each(index: &Index, forms: &Forms, pre: &[(u32, f32)], aligned: &mut HashMap<u32, Aligned>) -> Vec<(u32, f32)> {
+    let get = |f: u32| index.shapes.get(f);
     let mut scored = Vec::new();
-    for &(f, _) in &pre {
+    for &(f, _) in pre {
         let t = Tree::build(f, &get, 0, MAX_TREE);
         let a = forms.align_best(&t);
         scored.push((f, a.0.score));
         aligned.insert(f, (t, a));
     }
     scored
+}
+
+fn structure(index: &Index, forms: &Forms, aligned: &mut HashMap<u32, Aligned>) -> Vec<(u32, f32)> {
+    let pre = structure_preselect(index, forms);
+    align_each(index, forms, &pre, aligned)
 }
