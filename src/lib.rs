@@ -9,6 +9,7 @@
 //! the lab (`lab/`). See docs/architecture.md.
 
 pub mod anonymize;
+pub mod cluster;
 pub mod corpus;
 pub mod features;
 pub mod graph;

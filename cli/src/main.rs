@@ -11,10 +11,12 @@ use std::process::ExitCode;
 mod anonymize;
 mod args;
 mod bench;
+mod cluster;
 mod corpus;
 mod doctor;
 mod eval;
 mod graph;
+mod http;
 mod index;
 mod mcp;
 mod pcode;
@@ -140,6 +142,12 @@ enum Cmd {
     /// A Model Context Protocol server over stdio: indexes and models stay loaded between
     /// tool calls from an agent or editor.
     Mcp(mcp::McpArgs),
+    /// A corpus as shards: plan, global parts, statistics, shard servers and the
+    /// coordinator that Ray Serve runs (scripts/cluster/), and an in-process search.
+    Cluster {
+        #[command(subcommand)]
+        cmd: cluster::ClusterCmd,
+    },
     /// Speed benchmarks; they print ratios against a baseline run in the same process.
     Bench {
         #[command(subcommand)]
@@ -196,6 +204,7 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Anonymize(a) => anonymize::run(a),
         Cmd::Bench { cmd } => bench::run(cmd),
         Cmd::Mcp(a) => mcp::run(a),
+        Cmd::Cluster { cmd } => cluster::run(cmd),
         Cmd::DistillStatic { corpora, out, encoder_dir } => train::distill_static(corpora, out, encoder_dir),
         Cmd::MinePairs { packages, packages_from, out, list, rebuild, exclude_code, per_package } => train::mine_pairs(train::MineArgs { packages, packages_from, out, list, rebuild, exclude_code, per_package }),
     }

@@ -55,6 +55,10 @@ pub struct SearchArgs {
     /// libtorch threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
+    /// Search a sharded corpus served on Ray Serve at this address
+    /// (http://HOST:PORT/PATH, from scripts/cluster/serve.py) instead of an index here.
+    #[arg(long, value_name = "URL")]
+    cluster: Option<String>,
 }
 
 pub fn run(a: SearchArgs) -> Result<()> {
@@ -68,6 +72,23 @@ pub fn run(a: SearchArgs) -> Result<()> {
         (None, Some(q)) => (q.clone(), PathBuf::from("<query>")),
         (None, None) => bail!("give a natural-language QUERY or --pseudo FILE"),
     };
+    if let Some(url) = &a.cluster {
+        if a.fragments || a.pseudo.is_some() && a.method != MethodArg::Hybrid {
+            bail!("a cluster serves hybrid pseudocode search and natural-language search over function vectors");
+        }
+        let body = if a.pseudo.is_some() {
+            serde_json::json!({ "pseudo": text, "name": name.display().to_string(), "top": a.top.max(1) })
+        } else {
+            serde_json::json!({ "text": text, "top": a.top.max(1) })
+        };
+        let r = crate::http::post_json(url, &body).with_context(|| format!("asking the cluster at {url}"))?;
+        if let Some(e) = r.get("error").and_then(|e| e.as_str()) {
+            bail!("the cluster answered: {e}");
+        }
+        let r: beryl::search::SearchResult = serde_json::from_value(r.get("result").cloned().unwrap_or_default()).context("reading the cluster's result")?;
+        crate::cluster::print_result(&r, a.json);
+        return Ok(());
+    }
     let mut idx = Index::open(&a.index, a.model.as_deref(), a.nprobe)?;
     // A query has a handful of texts: encoding them costs milliseconds, while opening the
     // persistent vector cache of a large corpus reads it whole (about 1 GB for 2.7 M lines).

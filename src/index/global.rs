@@ -46,6 +46,8 @@ pub struct GlobalMeta {
     pub hidden: usize,
     pub encoder: String,
     pub function_encoder: String,
+    pub statement_model: crate::features::TextModel,
+    pub function_model: crate::features::TextModel,
     pub model_sha256: String,
     pub corpus_files: usize,
     pub corpus_bytes: u64,
@@ -104,6 +106,11 @@ impl Global {
             None
         };
         Ok(Global { dir: dir.to_path_buf(), meta, projection })
+    }
+
+    /// The graph model the shards were built with.
+    pub fn model_dir(&self) -> PathBuf {
+        self.dir.join("model")
     }
 
     /// The trained, empty node index.
@@ -248,6 +255,8 @@ pub fn fit(roots: &[PathBuf], out: &Path, opts: &IndexOptions, model_dir: &Path,
         hidden,
         encoder: enc.hash().to_string(),
         function_encoder: fenc.hash().to_string(),
+        statement_model: encs.statements,
+        function_model: encs.functions,
         model_sha256: model_sha,
         corpus_files: files.len(),
         corpus_bytes,
@@ -258,6 +267,13 @@ pub fn fit(roots: &[PathBuf], out: &Path, opts: &IndexOptions, model_dir: &Path,
     };
     let text = serde_json::to_string_pretty(&meta).map_err(|e| IndexError::Corrupt(e.to_string()))?;
     std::fs::write(tmp.join(META), text).map_err(io(&tmp))?;
+    // The graph model too: the coordinator embeds queries with it and holds no shard.
+    std::fs::create_dir_all(tmp.join("model")).map_err(io(&tmp))?;
+    for f in ["weights.safetensors", "manifest.json"] {
+        std::fs::copy(model_dir.join(f), tmp.join("model").join(f)).map_err(io(&model_dir.join(f)))?;
+    }
+    let _ = std::fs::remove_dir_all(out.join("model"));
+    std::fs::rename(tmp.join("model"), out.join("model")).map_err(io(out))?;
     // The parts replace older ones file by file, global.json last: a reader sees the old
     // id until the new files are all in place, and then a checksum that holds.
     for name in [PCA, NODES, FUNCTIONS, META] {

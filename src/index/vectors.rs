@@ -246,7 +246,30 @@ pub fn canonical(hits: &mut [(u64, f32)]) {
 }
 
 /// The `k` nearest vector numbers of each query row with their inner products, best first.
+///
+/// Equal scores are ordered by id, and where equal scores straddle the k-th place the
+/// lowest ids are the ones kept: copies of one function (an amalgamated source beside its
+/// parts) score alike, and which of them FAISS keeps is up to its heap, while one index
+/// and the shards of the same corpus must keep the same ones.
 pub fn search(index: &mut IndexImpl, queries: &[f32], dim: usize, k: usize) -> Result<Vec<Vec<(u64, f32)>>, IndexError> {
+    let total = index.ntotal() as usize;
+    let mut wide = k.saturating_mul(2).max(k + 8).min(total.max(1));
+    loop {
+        let mut r = search_raw(index, queries, dim, wide)?;
+        // A list whose k-th score is also its last may hold only some of a tie.
+        let cut = |l: &Vec<(u64, f32)>| l.len() == wide && l.len() > k && l.get(k.saturating_sub(1)).map(|x| x.1) == l.last().map(|x| x.1);
+        if wide >= total || !r.iter().any(cut) {
+            for l in &mut r {
+                canonical(l);
+                l.truncate(k);
+            }
+            return Ok(r);
+        }
+        wide = wide.saturating_mul(2).min(total);
+    }
+}
+
+fn search_raw(index: &mut IndexImpl, queries: &[f32], dim: usize, k: usize) -> Result<Vec<Vec<(u64, f32)>>, IndexError> {
     let nq = queries.len() / dim.max(1);
     if nq == 0 || index.ntotal() == 0 {
         return Ok(vec![Vec::new(); nq]);

@@ -17,7 +17,7 @@ use std::time::Instant;
 
 /// Functions whose profile is compared by alignment in the structural retriever: three times
 /// the retriever's share, as profiles alone rank the implementation poorly.
-const STRUCT_PRESELECT: usize = 600;
+pub const STRUCT_PRESELECT: usize = 600;
 /// Most nodes of a code tree (callees included).
 pub(super) const MAX_TREE: usize = 1500;
 
