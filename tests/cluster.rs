@@ -4,7 +4,8 @@
 //! same report (fragments, scores, reasons) through the coordinator as through the one
 //! index: with the default flat layouts (SQ8 nodes, SQ6 functions) and with IVF-PQ nodes.
 
-use beryl::cluster::{Coordinator, Local, ShardServer};
+use beryl::cluster::protocol::{Reply, Request};
+use beryl::cluster::{Coordinator, Fanout, Local, ShardServer};
 use beryl::corpus::fetch::fetch;
 use beryl::features::{CacheAt, TextEncoders};
 use beryl::index::global::{self, Global};
@@ -83,6 +84,7 @@ fn equal_results(faiss: Option<&str>, limit: Option<usize>) {
     let mut local = Local { shards: dirs.iter().map(|d| ShardServer::open(d, &g, 32).expect("shard server")).collect() };
     let mut c = Coordinator::new(&g, Ranker::load(&Ranker::default_path()).unwrap(), None, dirs.len(), &mut local).expect("coordinator");
     let clf = Classifier::load(&Classifier::default_path()).unwrap();
+    let mut alternating = Alternating { replicas: dirs.iter().map(|d| [ShardServer::open(d, &g, 32).unwrap(), ShardServer::open(d, &g, 32).unwrap()]).collect(), turn: 0 };
     let all = queries();
     let n = limit.unwrap_or(all.len()).min(all.len());
     let (mut same, mut total) = (0, 0);
@@ -92,6 +94,8 @@ fn equal_results(faiss: Option<&str>, limit: Option<usize>) {
         let b = c.pseudo(&src, q, 10, &mut local).unwrap();
         assert!(!a.fragments.is_empty(), "{}", q.display());
         total += 1;
+        // Every few queries, each step on another replica than the step before.
+        let b = if total % 4 == 0 { c.pseudo(&src, q, 10, &mut alternating).unwrap() } else { b };
         if shown(&a) == shown(&b) {
             same += 1;
         } else {
@@ -110,6 +114,21 @@ fn equal_results(faiss: Option<&str>, limit: Option<usize>) {
     }
     eprintln!("sharded top-10 equals one index: {same} of {total} queries ({})", faiss.unwrap_or("default layouts"));
     assert_eq!(same, total);
+}
+
+/// Two replicas of each shard, asked in turn: no step of a query reaches the replica that
+/// answered the one before, as when Ray Serve routes each request anew.
+struct Alternating {
+    replicas: Vec<[ShardServer; 2]>,
+    turn: usize,
+}
+
+impl Fanout for Alternating {
+    fn ask(&mut self, requests: Vec<(usize, Request)>) -> Vec<(usize, Result<Reply, String>)> {
+        self.turn += 1;
+        let t = self.turn % 2;
+        requests.into_iter().map(|(s, r)| (s, Ok(self.replicas[s][t].handle(r)))).collect()
+    }
 }
 
 fn search_key(f: &beryl::search::Fragment) -> (String, (u32, u32), f64) {

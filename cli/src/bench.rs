@@ -20,6 +20,10 @@ pub enum BenchCmd {
     Index(BenchIndexArgs),
     /// Query latency p50/p95 of pseudocode and natural-language search on an index.
     Search(BenchSearchArgs),
+    /// Sharded search against one index of the same corpora (the baseline), in one
+    /// process: p50/p95 of each, the fan-out overhead, and whether results are equal;
+    /// with --url also through a Ray Serve deployment (scripts/cluster/serve.py).
+    Cluster(BenchClusterArgs),
     /// Parse + CFG speed in lines/s with one thread (the baseline) and with all threads.
     Parse {
         #[command(flatten)]
@@ -57,6 +61,7 @@ pub fn run(cmd: BenchCmd) -> Result<()> {
     match cmd {
         BenchCmd::Index(a) => bench_index(a),
         BenchCmd::Search(a) => bench_search(a),
+        BenchCmd::Cluster(a) => bench_cluster(a),
         BenchCmd::Parse { walk, repeat } => bench_parse(walk, repeat),
         BenchCmd::Encoder { n, threads, encoder_dir, batch_tokens, repeat, static_table } => {
             bench_encoder(n, threads, encoder_dir, batch_tokens, repeat, static_table)
@@ -265,6 +270,83 @@ pub struct BenchSearchArgs {
     repeat: usize,
     #[arg(long)]
     threads: Option<usize>,
+}
+
+#[derive(clap::Args)]
+pub struct BenchClusterArgs {
+    /// One index of the corpora (built with the same --global parts).
+    #[arg(long)]
+    index: PathBuf,
+    #[arg(long)]
+    global: PathBuf,
+    /// Shard index directories.
+    #[arg(long = "shard", required = true)]
+    shards: Vec<PathBuf>,
+    /// Also time the corpus served at this address (`beryl search --cluster`).
+    #[arg(long)]
+    url: Option<String>,
+    #[arg(long, default_value_os_t = beryl::repo_path("queries"))]
+    queries: PathBuf,
+    #[arg(long, default_value_t = 1)]
+    repeat: usize,
+    #[arg(long)]
+    threads: Option<usize>,
+}
+
+/// The one-index baseline and the sharded paths, query by query in turn, so that the
+/// machine's load falls on all alike.
+fn bench_cluster(a: BenchClusterArgs) -> Result<()> {
+    use beryl::cluster::{Coordinator, Local, ShardServer};
+    use std::time::Instant;
+    let mut idx = Index::open(&a.index, None, 32)?;
+    let enc = idx.encoders(Some(all_cores(a.threads)));
+    enc.statements()?;
+    enc.functions()?;
+    let ranker = load_ranker(None)?;
+    let mut local = Local { shards: a.shards.iter().map(|d| ShardServer::open(d, &a.global, 32)).collect::<Result<_, _>>()? };
+    let mut c = Coordinator::new(&a.global, load_ranker(None)?, Some(all_cores(a.threads)), a.shards.len(), &mut local)?;
+    let mut qs: Vec<PathBuf> = std::fs::read_dir(&a.queries)?.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "p")).collect();
+    qs.sort();
+    let opts = SearchOptions::default();
+    let clf = Classifier::load(&Classifier::default_path())?;
+    let (mut one, mut local_ms, mut http_ms) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut same, mut same_http, mut n) = (0usize, 0usize, 0usize);
+    let shown = |r: &beryl::search::SearchResult| serde_json::to_string(&r.fragments).unwrap_or_default();
+    for q in &qs {
+        let src = std::fs::read_to_string(q)?;
+        for _ in 0..a.repeat.max(1) {
+            let t = Instant::now();
+            let r1 = search::hybrid::search(&mut idx, &enc, &src, q, || Ok::<_, beryl::pcode::PcodeError>(&clf), &opts, Method::Hybrid, Some(&ranker))?;
+            one.push(t.elapsed().as_secs_f64() * 1000.0);
+            let t = Instant::now();
+            let r2 = c.pseudo(&src, q, 10, &mut local)?;
+            local_ms.push(t.elapsed().as_secs_f64() * 1000.0);
+            n += 1;
+            same += usize::from(shown(&r1) == shown(&r2));
+            if let Some(url) = &a.url {
+                let body = serde_json::json!({ "pseudo": src, "name": q.display().to_string(), "top": 10 });
+                let t = Instant::now();
+                let v = crate::http::post_json(url, &body)?;
+                http_ms.push(t.elapsed().as_secs_f64() * 1000.0);
+                let r3: beryl::search::SearchResult = serde_json::from_value(v.get("result").cloned().unwrap_or_default())?;
+                same_http += usize::from(shown(&r1) == shown(&r3));
+            }
+        }
+    }
+    let line = |name: &str, v: &mut Vec<f64>, base: f64| {
+        let (p50, p95) = (percentile(v, 0.5), percentile(v, 0.95));
+        println!("{name:<28} p50 {p50:>7.1} ms  p95 {p95:>7.1} ms  ({} runs; p50 {:+.1} ms against one index)", v.len(), p50 - base);
+    };
+    let base = percentile(&mut one, 0.5);
+    println!("corpus         {} lines in {} shards; one index {} nodes ({})", c.lines(), c.shards(), idx.meta.indexed_nodes, idx.meta.node_factory);
+    line("one index (baseline)", &mut one, base);
+    line("shards, in this process", &mut local_ms, base);
+    println!("  equal to one index: {same} of {n} queries");
+    if a.url.is_some() {
+        line("shards, Ray Serve over HTTP", &mut http_ms, base);
+        println!("  equal to one index: {same_http} of {n} queries");
+    }
+    Ok(())
 }
 
 fn percentile(v: &mut [f64], p: f64) -> f64 {

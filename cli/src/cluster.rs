@@ -243,19 +243,12 @@ fn ten() -> usize {
 struct Line {
     #[serde(default)]
     search: Option<Search>,
-    #[serde(default)]
-    replies: Option<Vec<(usize, Answer)>>,
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "lowercase")]
-enum Answer {
-    Ok(Reply),
-    Err(String),
-}
-
-/// The coordinator's side of the pipes: each fan-out is written out as `{"ask": …}` and
-/// answered by a `{"replies": …}` line.
+/// The coordinator's side of the pipes. A fan-out is a line `{"ask": [s, …]}` followed by
+/// one request line per shard; the transport answers with one line per shard in the same
+/// order: the shard's reply as it sent it, or an error reply of the transport's own
+/// (`{"reply": "error", "message": …}`). Replies pass through the transport unread.
 struct Pipes<'a> {
     lines: std::io::Lines<std::io::StdinLock<'a>>,
     out: std::io::StdoutLock<'a>,
@@ -267,30 +260,33 @@ impl Pipes<'_> {
         self.out.write_all(b"\n")?;
         self.out.flush()
     }
+
+    fn write_ask(&mut self, requests: &[(usize, Request)]) -> std::io::Result<()> {
+        let shards: Vec<usize> = requests.iter().map(|r| r.0).collect();
+        serde_json::to_writer(&mut self.out, &serde_json::json!({ "ask": shards }))?;
+        self.out.write_all(b"\n")?;
+        for (_, r) in requests {
+            serde_json::to_writer(&mut self.out, r)?;
+            self.out.write_all(b"\n")?;
+        }
+        self.out.flush()
+    }
 }
 
 impl Fanout for Pipes<'_> {
     fn ask(&mut self, requests: Vec<(usize, Request)>) -> Vec<(usize, Result<Reply, String>)> {
-        let shards: Vec<usize> = requests.iter().map(|r| r.0).collect();
-        let fail = |why: String| shards.iter().map(|&s| (s, Err(why.clone()))).collect();
-        if let Err(e) = self.send(&serde_json::json!({ "ask": requests })) {
-            return fail(format!("writing to the transport: {e}"));
+        if let Err(e) = self.write_ask(&requests) {
+            return requests.into_iter().map(|(s, _)| (s, Err(format!("writing to the transport: {e}")))).collect();
         }
-        loop {
-            let Some(Ok(line)) = self.lines.next() else { return fail("the transport closed".into()) };
-            match serde_json::from_str::<Line>(&line) {
-                Ok(Line { replies: Some(r), .. }) => {
-                    return r
-                        .into_iter()
-                        .map(|(s, a)| match a {
-                            Answer::Ok(r) => (s, Ok(r)),
-                            Answer::Err(e) => (s, Err(e)),
-                        })
-                        .collect()
-                }
-                _ => return fail(format!("expected replies, got {}", line.chars().take(200).collect::<String>())),
-            }
+        let mut out = Vec::with_capacity(requests.len());
+        for (s, _) in requests {
+            let r = match self.lines.next() {
+                Some(Ok(line)) => serde_json::from_str::<Reply>(&line).map_err(|e| format!("an unreadable reply ({e})")),
+                _ => Err("the transport closed".into()),
+            };
+            out.push((s, r));
         }
+        out
     }
 }
 

@@ -316,6 +316,7 @@ impl Coordinator {
             cands.push((self.key(*s, l.file, l.function), l.grown, *s, *i, c));
         }
         cands.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
+        let lights_fn: HashMap<(usize, usize), u32> = lights.iter().map(|(s, i, l)| ((*s, *i), l.function)).collect();
         let mut place: HashMap<(u32, bool), (usize, usize)> = HashMap::new();
         let mut pool: Vec<Candidate> = Vec::with_capacity(cands.len());
         for (_, _, s, i, c) in cands {
@@ -333,7 +334,7 @@ impl Coordinator {
         let mut layout: Vec<((usize, usize), Vec<(usize, usize)>)> = Vec::new();
         for c in &pool {
             let Some(&(s, i)) = place.get(&(c.function, c.grown)) else { continue };
-            keep_of[s].push(Kept { index: i, signals: c.signals.to_array().to_vec(), score: c.score, copies: c.copies.len() });
+            keep_of[s].push(Kept { index: i, function: lights_fn[&(s, i)], grown: c.grown, signals: c.signals.to_array().to_vec(), score: c.score, copies: c.copies.len() });
             let mut copies = Vec::new();
             for sp in &c.copies {
                 let Some(&(cs, local)) = back.get(&sp.function) else { continue };

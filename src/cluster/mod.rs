@@ -7,6 +7,7 @@
 //! shard) and are built with the global parts of [`crate::index::global`].
 
 pub mod coordinator;
+pub mod floats;
 pub mod protocol;
 pub mod shard;
 

@@ -17,7 +17,13 @@ pub enum Request {
     /// What the shard holds.
     Info,
     /// Step 1 of pseudocode search: each retriever's best.
-    Lists { qid: u64, query: ShardQuery, node_rows: Vec<f32>, node_k: usize },
+    Lists {
+        qid: u64,
+        query: ShardQuery,
+        #[serde(with = "super::floats")]
+        node_rows: Vec<f32>,
+        node_k: usize,
+    },
     /// Step 2: group the matched nodes that lie here; align the preselected functions.
     Groups { qid: u64, query: ShardQuery, matched: Vec<MatchedNode>, n_query: usize, top: usize, structure: Vec<u32> },
     /// Step 3: read the pool's functions that lie here as candidates.
@@ -26,13 +32,22 @@ pub enum Request {
     /// their final signals and scores) and of copies' spans.
     Render { qid: u64, query: ShardQuery, ranks: Vec<(u32, Ranks)>, beryllium: Vec<(u32, f32)>, keep: Vec<Kept>, spans: Vec<CandSpan> },
     /// Natural-language search: the `k` functions closest to a text vector.
-    Text { query: String, vec: Vec<f32>, k: usize },
+    Text {
+        query: String,
+        #[serde(with = "super::floats")]
+        vec: Vec<f32>,
+        k: usize,
+    },
 }
 
 /// A candidate the coordinator kept.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Kept {
+    /// Its place in the shard's answer to step 3 …
     pub index: usize,
+    /// … and which it is, for a replica that did not answer step 3.
+    pub function: u32,
+    pub grown: bool,
     pub signals: Vec<f32>,
     pub score: f32,
     /// Copies folded into it (their spans come from their own shards).

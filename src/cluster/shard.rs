@@ -4,7 +4,7 @@ use super::protocol::{Keyed, Kept, Reply, Request, ShardInfo};
 use super::ClusterError;
 use crate::index::global::Global;
 use crate::index::Index;
-use crate::search::hybrid::candidate::{CandSpan, Candidate};
+use crate::search::hybrid::candidate::{CandSpan, Candidate, Ranks};
 use crate::search::hybrid::shard::{self as step, Light, ShardQuery};
 use crate::search::hybrid::Signals;
 use crate::search::hybrid::N_SIGNALS;
@@ -123,8 +123,15 @@ impl ShardServer {
             }
             Request::Render { qid, query, ranks, beryllium, keep, spans } => {
                 let q = query.query()?;
-                let cands = self.pool(qid, &query, &ranks, &beryllium)?;
-                let kept = kept(&cands, &keep)?;
+                let kept = match self.pools.iter().find(|(id, _)| *id == qid) {
+                    Some((_, cands)) => kept(cands, &keep)?,
+                    // Another replica read the pool: only the kept functions are read again.
+                    None => {
+                        let only: Vec<(u32, Ranks)> = ranks.iter().filter(|(f, _)| keep.iter().any(|k| k.function == *f)).copied().collect();
+                        let cands = step::pool(&mut self.index, &query, &q, &only, &beryllium)?;
+                        kept_by_function(&cands, &keep)?
+                    }
+                };
                 let fragments = step::render(&self.index, &q, &kept)?;
                 let spans = spans.iter().map(|s| step::span(&self.index, s)).collect::<Result<Vec<_>, _>>()?;
                 Reply::Render { fragments, spans }
@@ -134,7 +141,7 @@ impl ShardServer {
     }
 
     /// The pool of query `qid` on this shard: kept from step 3, or read again.
-    fn pool(&mut self, qid: u64, query: &ShardQuery, ranks: &[(u32, crate::search::hybrid::candidate::Ranks)], beryllium: &[(u32, f32)]) -> Result<Vec<Candidate>, SearchError> {
+    fn pool(&mut self, qid: u64, query: &ShardQuery, ranks: &[(u32, Ranks)], beryllium: &[(u32, f32)]) -> Result<Vec<Candidate>, SearchError> {
         if let Some((_, c)) = self.pools.iter().find(|(id, _)| *id == qid) {
             return Ok(c.clone());
         }
@@ -146,6 +153,16 @@ impl ShardServer {
         self.pools.push_back((qid, cands.clone()));
         Ok(cands)
     }
+}
+
+/// The kept candidates, found by function and reading (grown or not) in a pool read anew.
+fn kept_by_function(cands: &[Candidate], keep: &[Kept]) -> Result<Vec<Candidate>, SearchError> {
+    let by_place: Vec<Candidate> = keep
+        .iter()
+        .map(|k| cands.iter().find(|c| c.function == k.function && c.grown == k.grown).cloned().ok_or_else(|| SearchError::Protocol(format!("function {} is not in this shard's pool", k.function))))
+        .collect::<Result<_, _>>()?;
+    let renumbered: Vec<Kept> = keep.iter().enumerate().map(|(i, k)| Kept { index: i, ..k.clone() }).collect();
+    kept(&by_place, &renumbered)
 }
 
 /// The kept candidates with the coordinator's signals and scores.

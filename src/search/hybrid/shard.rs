@@ -36,6 +36,7 @@ pub struct ShardQuery {
     pub words: String,
     pub name: String,
     /// The query's function-level text vector.
+    #[serde(with = "crate::cluster::floats")]
     pub qvec: Vec<f32>,
     /// Functions each retriever contributes (see [`HybridOptions::per_retriever`]).
     pub per_retriever: usize,
