@@ -8,6 +8,7 @@
 #   /usr/local/lib          libfaiss + libfaiss_c 1.12 built from the faiss-sys crate's source
 #   $BERYL_NATIVE/py        the MCP Python SDK (for the MCP client test)
 #   $BERYL_NATIVE/train     PyTorch and tokenizers for scripts/train-encoder.py (--with-training)
+#   $BERYL_NATIVE/ray       Ray with Serve for sharded corpora, scripts/cluster/ (--with-cluster)
 set -euo pipefail
 
 NATIVE=${BERYL_NATIVE:-/opt/beryl}
@@ -18,7 +19,7 @@ SUDO=""
 log() { printf '[setup] %s\n' "$*" >&2; }
 
 apt_packages() {
-    local pkgs=(cmake libopenblas-dev liblapack-dev pkg-config dpkg-dev xz-utils unzip libsqlite3-dev python3-venv)
+    local pkgs=(cmake libopenblas-dev liblapack-dev pkg-config dpkg-dev xz-utils unzip libsqlite3-dev python3-venv iproute2 procps)
     local missing=()
     for p in "${pkgs[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -126,12 +127,28 @@ train_env() {
     $SUDO touch "$dir/.done-1"
 }
 
+# Ray, for building shards (Ray tasks) and serving them (Ray Serve): scripts/cluster/ and
+# scripts/cluster-demo.sh. The wheel ships Ray's own servers (gcs_server, raylet).
+ray_env() {
+    local dir=$NATIVE/ray
+    [ -f "$dir/.done-2.60.0" ] && return 0
+    log "pip: ray[serve]==2.60.0 in a virtual environment at $dir"
+    $SUDO python3 -m venv "$dir"
+    $SUDO "$dir/bin/pip" install -q --disable-pip-version-check "ray[serve]==2.60.0"
+    $SUDO touch "$dir/.done-2.60.0"
+}
+
 apt_packages
 deb_src
 libtorch
 encoder
 faiss
 mcp_client
-# The tests need the trainer's environment; indexing and search do not.
-[ "${1:-}" = "--with-training" ] && train_env
+# The tests need the trainer's environment and Ray; indexing and search need neither.
+for arg in "$@"; do
+    case $arg in
+        --with-training) train_env ;;
+        --with-cluster) ray_env ;;
+    esac
+done
 log "ready: LIBTORCH=$NATIVE/torch/torch, encoder in $NATIVE/encoder, faiss in /usr/local/lib"

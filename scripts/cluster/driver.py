@@ -49,6 +49,10 @@ def global_parts(beryl, out, paths):
 
 @ray.remote(num_cpus=1, max_retries=3, retry_exceptions=False)
 def build_shard(beryl, global_dir, index, paths):
+    node = ray.get_runtime_context().get_node_id()
+    # Where each attempt ran, for whoever watches the build (the fault test).
+    with open(f"{index}.started-{node}", "w"):
+        pass
     _, s = run([beryl, "index", "--global", global_dir, "--index", index, "--json", *paths])
     return {"index": index, "seconds": s, "node": ray.get_runtime_context().get_node_id(), "projects": len(paths)}
 
@@ -92,6 +96,9 @@ def main():
     report["critical_path_seconds"] = report.get("global", {}).get("seconds", 0) + max((s["seconds"] for s in report["shards"]), default=0) + report["reduce_seconds"]
     report["shard_dirs"] = dirs
     report["global_dir"] = g
+    # Also in a file: Ray's own messages (a node lost, say) share the driver's output.
+    with open(os.path.join(out, "build.json"), "w") as f:
+        json.dump(report, f, indent=2)
     print(json.dumps(report, indent=2))
 
 

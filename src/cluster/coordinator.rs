@@ -130,7 +130,10 @@ impl Coordinator {
     fn round(&self, fan: &mut dyn Fanout, alive: &mut Alive, requests: Vec<(usize, Request)>) -> Vec<(usize, Reply)> {
         let requests: Vec<(usize, Request)> = requests.into_iter().filter(|(s, _)| alive.up[*s]).collect();
         let mut out = Vec::new();
-        for (s, r) in fan.ask(requests) {
+        let t = Instant::now();
+        let answers = fan.ask(requests);
+        log::debug!("fan-out: {:.1} ms", ms(t));
+        for (s, r) in answers {
             match r {
                 Ok(Reply::Error { message }) | Err(message) => {
                     log::warn!("shard {s} ({}): {message}", self.views[s].info.index);
@@ -186,6 +189,11 @@ impl Coordinator {
         let words = plain_words(src);
         let q = Query::from_pcode(qp.clone(), words.clone(), name)?;
         let (qnodes, node_rows) = query_node_rows(&self.model, self.global.meta.features, self.global.meta.hidden, self.encs.statements()?, &q.icfg, &qp.line_map)?;
+        // Projected once here rather than on every shard (and a seventh of the bytes).
+        let node_rows = match &self.global.projection {
+            Some(p) => p.apply(&node_rows).map_err(SearchError::Index)?,
+            None => node_rows,
+        };
         let names: Vec<String> = q.names().iter().map(|p| crate::text::name_words(p)).collect();
         let qvec = self.encs.functions()?.encode(&[format!("{}. {}", names.join(", "), q.words).as_str()])?.remove(0);
         let embed_ms = ms(t0);

@@ -410,6 +410,13 @@ impl Index {
         }
     }
 
+    /// As [`Index::search_nodes`], for rows already projected as the index projects them
+    /// (a coordinator projects a query once for every shard).
+    pub fn search_projected_nodes(&mut self, rows: &[f32], k: usize) -> Result<Vec<Vec<(u64, f32)>>, IndexError> {
+        let dim = self.projection.as_ref().map_or(self.meta.features.dim(self.meta.hidden), |p| p.d_out);
+        vectors::search(&mut self.nodes, rows, dim, k)
+    }
+
     /// Every function's [`crate::shape::Profile`] vector, unit length (all zero when
     /// empty); empty until [`Index::load_profiles`] ran.
     pub fn profiles(&self) -> &[[f32; 18]] {

@@ -63,8 +63,8 @@ pub struct Lists {
     pub profile: Vec<(u32, f32)>,
 }
 
-/// Step 1. `node_rows` are the query nodes' search vectors (row-major), `node_k` the
-/// corpus-wide per-node `k`.
+/// Step 1. `node_rows` are the query nodes' search vectors (row-major), projected as the
+/// shard's nodes are, `node_k` the corpus-wide per-node `k`.
 pub fn lists(index: &mut Index, sq: &ShardQuery, q: &Query, node_rows: &[f32], node_k: usize) -> Result<Lists, SearchError> {
     let k = sq.per_retriever;
     let terms = query_terms(&q.words, q.names());
@@ -76,7 +76,7 @@ pub fn lists(index: &mut Index, sq: &ShardQuery, q: &Query, node_rows: &[f32], n
     } else {
         let count = index.graph.node_count();
         index
-            .search_nodes(node_rows, node_k)?
+            .search_projected_nodes(node_rows, node_k)?
             .into_iter()
             .map(|l| l.into_iter().filter(|&(id, _)| (id as usize) < count).map(|(id, s)| (id as u32, s)).collect())
             .collect()
