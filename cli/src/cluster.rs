@@ -60,7 +60,8 @@ pub enum ClusterCmd {
         #[arg(required = true)]
         shards: Vec<PathBuf>,
     },
-    /// Serve one shard: a request per line on standard input, a reply per line out.
+    /// Serve one shard: a request per line on standard input, a reply per line out; with
+    /// --listen, the same on each TCP connection to ADDR (the bound address is printed first).
     Shard {
         #[arg(long)]
         global: PathBuf,
@@ -68,6 +69,8 @@ pub enum ClusterCmd {
         index: PathBuf,
         #[arg(long, default_value_t = 32)]
         nprobe: usize,
+        #[arg(long, value_name = "ADDR")]
+        listen: Option<String>,
     },
     /// Coordinate N shards through the pipes: a search per line in, the shard requests out,
     /// their replies in, the result out (the protocol of scripts/cluster/serve.py).
@@ -143,7 +146,8 @@ pub fn run(cmd: ClusterCmd) -> Result<()> {
             println!("{}", serde_json::to_string_pretty(&t)?);
             Ok(())
         }
-        ClusterCmd::Shard { global, index, nprobe } => serve_shard(&index, &global, nprobe),
+        ClusterCmd::Shard { global, index, nprobe, listen: None } => serve_shard(&index, &global, nprobe),
+        ClusterCmd::Shard { global, index, nprobe, listen: Some(addr) } => listen_shard(&index, &global, nprobe, &addr),
         ClusterCmd::Coordinate { global, shards, ranker, threads } => coordinate(&global, shards, ranker.as_deref(), threads),
         ClusterCmd::Search { query, pseudo, global, shards, top, ranker, json, threads } => {
             let mut local = Local { shards: shards.iter().map(|d| ShardServer::open(d, &global, 32).with_context(|| format!("opening shard {}", d.display()))).collect::<Result<_>>()? };
@@ -218,6 +222,41 @@ fn serve_shard(index: &Path, global: &Path, nprobe: usize) -> Result<()> {
         serde_json::to_writer(&mut out, &reply)?;
         out.write_all(b"\n")?;
         out.flush()?;
+    }
+    Ok(())
+}
+
+/// One shard on TCP: each connection is a conversation of request and reply lines; one
+/// request is answered at a time. Ends when standard input closes (its owner is gone).
+fn listen_shard(index: &Path, global: &Path, nprobe: usize, addr: &str) -> Result<()> {
+    use std::sync::{Arc, Mutex};
+    let shard = Arc::new(Mutex::new(ShardServer::open(index, global, nprobe).with_context(|| format!("opening shard {}", index.display()))?));
+    let listener = std::net::TcpListener::bind(addr).with_context(|| format!("listening on {addr}"))?;
+    println!("{}", serde_json::json!({ "listening": listener.local_addr()?.to_string() }));
+    std::io::stdout().flush()?;
+    std::thread::spawn(|| {
+        let mut sink = String::new();
+        while std::io::stdin().read_line(&mut sink).is_ok_and(|n| n > 0) {}
+        std::process::exit(0);
+    });
+    for conn in listener.incoming() {
+        let Ok(conn) = conn else { continue };
+        let shard = Arc::clone(&shard);
+        std::thread::spawn(move || {
+            let _ = conn.set_nodelay(true);
+            let Ok(read) = conn.try_clone() else { return };
+            let mut out = std::io::BufWriter::new(conn);
+            for line in std::io::BufReader::new(read).lines() {
+                let Ok(line) = line else { return };
+                let reply = match serde_json::from_str::<Request>(&line) {
+                    Ok(req) => shard.lock().map(|mut s| s.handle(req)).unwrap_or_else(|_| Reply::Error { message: "the shard failed".into() }),
+                    Err(e) => Reply::Error { message: format!("not a request: {e}") },
+                };
+                if serde_json::to_writer(&mut out, &reply).is_err() || out.write_all(b"\n").is_err() || out.flush().is_err() {
+                    return;
+                }
+            }
+        });
     }
     Ok(())
 }

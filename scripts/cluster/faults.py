@@ -80,7 +80,7 @@ def replica(a):
 
 def stall(a):
     # Every replica's process of the shard.
-    pids = [int(p) for p in subprocess.run(["pgrep", "-f", f"cluster shard .*--index .*shard-{a.shard}$"], capture_output=True, text=True).stdout.split()]
+    pids = [int(p) for p in subprocess.run(["pgrep", "-f", f"cluster shard .*--index [^ ]*shard-{a.shard} --listen"], capture_output=True, text=True).stdout.split()]
     if not pids:
         fail(f"no process of shard {a.shard}")
     for p in pids:

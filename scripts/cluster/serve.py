@@ -1,11 +1,12 @@
 """Serves a sharded beryl corpus on Ray Serve.
 
-One deployment per shard keeps its index open: each replica runs `beryl cluster shard`
-and speaks JSON lines with it over a pipe. One coordinator deployment (the HTTP ingress,
-POST /search) runs `beryl cluster coordinate`, which converts and encodes the query once
-and merges the shards' answers; this file only carries its requests to the shards, with a
-per-shard timeout, a retry on another replica when one fails, and the shards that did
-not answer named in the result.
+One deployment per shard keeps its index open: each replica runs `beryl cluster shard
+--listen`, which speaks JSON lines on a local TCP port. One coordinator deployment (the
+HTTP ingress, POST /search) runs `beryl cluster coordinate`, which converts and encodes
+the query once and merges the shards' answers; this file carries its requests to the
+shards (Serve names a live replica of each, then the coordinator speaks to it directly),
+with a per-shard timeout, another replica when one fails, and the shards that did not
+answer named in the result.
 
     python serve.py --address 127.0.0.1:6380 --global G --shard S0 --shard S1 [--replicas 2]
 
@@ -64,11 +65,6 @@ class Pipe:
     def alive(self):
         return self.proc.poll() is None
 
-    def kill(self):
-        if self.alive():
-            self.proc.kill()
-            self.proc.wait()
-
 
 def error_reply(message):
     return json.dumps({"reply": "error", "message": message})
@@ -76,26 +72,30 @@ def error_reply(message):
 
 @serve.deployment(ray_actor_options={"num_cpus": 0}, health_check_period_s=1, health_check_timeout_s=5)
 class Shard:
+    """A shard replica: a beryl process with the shard's index open, listening on a local
+    port; the coordinator asks it for that address and then speaks to it directly."""
+
     def __init__(self, beryl, global_dir, index):
         self.index = index
-        self.argv = [beryl, "cluster", "shard", "--global", global_dir, "--index", index]
-        self.pipe = Pipe(self.argv)
+        # It ends when its standard input closes, that is, with this replica.
+        self.proc = subprocess.Popen([beryl, "cluster", "shard", "--global", global_dir, "--index", index, "--listen", "127.0.0.1:0"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        first = self.proc.stdout.readline()
+        if not first:
+            raise RuntimeError(f"the shard server for {index} did not start")
+        self.addr = json.loads(first)["listening"]
 
-    async def __call__(self, request):
-        async with self.pipe.lock:
-            if not self.pipe.alive():
-                self.pipe = Pipe(self.argv)
-            try:
-                await self.pipe.write(request)
-                return await self.pipe.read()
-            except BaseException:
-                # Cancelled (the coordinator's timeout) or broken: a reply may still be on
-                # its way, and would answer the next request. A fresh process answers next.
-                self.pipe.kill()
-                raise
+    def address(self):
+        if self.proc.poll() is not None:
+            raise RuntimeError("the shard's beryl process ended")
+        return self.addr
 
     def stats(self):
-        return {"index": self.index, "replica_pid": os.getpid(), "beryl_pid": self.pipe.proc.pid, "beryl_rss_mb": rss_mb(self.pipe.proc.pid)}
+        return {"index": self.index, "replica_pid": os.getpid(), "beryl_pid": self.proc.pid, "beryl_rss_mb": rss_mb(self.proc.pid), "address": self.addr}
+
+    def check_health(self):
+        if self.proc.poll() is not None:
+            raise RuntimeError("the shard's beryl process ended")
 
 
 @serve.deployment(ray_actor_options={"num_cpus": 0})
@@ -106,23 +106,44 @@ class Coordinator:
         self.timeout = timeout
         self.pipe = None
         self.ready = {}
+        self.conns = {}
         self.lock = asyncio.Lock()
 
+    async def _connect(self, s):
+        addr = await self.shards[s].address.remote()
+        host, port = addr.rsplit(":", 1)
+        self.conns[s] = await asyncio.open_connection(host, int(port), limit=1 << 26)
+        return self.conns[s]
+
+    def _drop(self, s):
+        conn = self.conns.pop(s, None)
+        if conn:
+            conn[1].close()
+
     async def _ask_one(self, s, request):
-        """One shard's reply: from any replica, within the timeout, else an error reply."""
+        """One shard's reply: from any replica, within the timeout, else an error reply.
+        A replica that fails is left for another (Serve routes the address request to a
+        live one); one that does not answer in time is given up for this query."""
         deadline = time.monotonic() + self.timeout
         last = "no answer"
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
                 return error_reply(f"shard {s}: no answer within {self.timeout} s ({last})")
-            response = self.shards[s].remote(request)
             try:
-                return await asyncio.wait_for(response, timeout=left)
+                reader, writer = self.conns.get(s) or await asyncio.wait_for(self._connect(s), timeout=left)
+                writer.write(request.encode() + b"\n")
+                await writer.drain()
+                line = await asyncio.wait_for(reader.readline(), timeout=max(deadline - time.monotonic(), 0.001))
+                if not line:
+                    raise ConnectionError("the shard closed the connection")
+                return line.decode().rstrip("\n")
             except asyncio.TimeoutError:
-                response.cancel()
+                # A reply may still come on this connection: it is not used again.
+                self._drop(s)
                 return error_reply(f"shard {s}: no answer within {self.timeout} s")
-            except Exception as e:  # a replica died: Serve routes the next try to another
+            except Exception as e:  # noqa: BLE001
+                self._drop(s)
                 last = f"{type(e).__name__}: {str(e)[:200]}"
                 await asyncio.sleep(0.05)
 
