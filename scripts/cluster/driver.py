@@ -42,8 +42,8 @@ def run(argv):
 
 
 @ray.remote(num_cpus=1, max_retries=3, retry_exceptions=False)
-def global_parts(beryl, out, paths):
-    _, s = run([beryl, "cluster", "global", "--out", out, *paths])
+def global_parts(beryl, out, paths, sample_bytes):
+    _, s = run([beryl, "cluster", "global", "--out", out, "--sample-bytes", str(sample_bytes), *paths])
     return {"seconds": s, "node": ray.get_runtime_context().get_node_id()}
 
 
@@ -64,6 +64,7 @@ def main():
     ap.add_argument("--shards", type=int)
     ap.add_argument("--lines-per-shard", type=int, default=750_000)
     ap.add_argument("--rebuild", type=int, action="append", help="rebuild only this shard (repeat)")
+    ap.add_argument("--sample-bytes", type=int, default=32 << 20, help="source the global parts are trained on")
     ap.add_argument("--beryl", default=os.environ.get("BERYL", "beryl"))
     ap.add_argument("corpora", nargs="+")
     a = ap.parse_args()
@@ -78,11 +79,13 @@ def main():
     plan = json.loads(run(argv)[0])
     with open(os.path.join(out, "plan.json"), "w") as f:
         json.dump(plan, f, indent=2)
-    ray.init(address=a.address, logging_level="ERROR")
+    # Tasks run in Ray's worker processes: beryl's settings (cache, encoders) go with them.
+    env = {k: v for k, v in os.environ.items() if k.startswith("BERYL")}
+    ray.init(address=a.address, logging_level="ERROR", runtime_env={"env_vars": env})
     g = os.path.join(out, "global")
     report = {"lines": plan["lines"], "shards": []}
     if not a.rebuild:
-        report["global"] = ray.get(global_parts.remote(beryl, g, corpora))
+        report["global"] = ray.get(global_parts.remote(beryl, g, corpora, a.sample_bytes))
     todo = [i for i, s in enumerate(plan["shards"]) if s["projects"] and (not a.rebuild or i in a.rebuild)]
     tasks = [build_shard.remote(beryl, g, os.path.join(out, f"shard-{i}"), plan["shards"][i]["projects"]) for i in todo]
     for i, r in zip(todo, ray.get(tasks)):
