@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 [ $# -ge 1 ] || { echo "usage: $0 CORPUS..." >&2; exit 2; }
-BERYL=$(realpath "${BERYL:-target/release/beryl}")
+BERYL=$(realpath -m "${BERYL:-target/release/beryl}")
 RAY=${BERYL_RAY:-/opt/beryl/ray}
 SHARDS=${SHARDS:-3}
 [ -x "$BERYL" ] || { echo "no beryl at $BERYL: cargo build --release" >&2; exit 2; }
@@ -19,13 +19,18 @@ SHARDS=${SHARDS:-3}
 CORPORA=()
 for c in "$@"; do CORPORA+=("$(realpath "$c")"); done
 NS=beryl-demo-$$
+command -v ip >/dev/null || { echo "skip: no ip command (Debian package iproute2)"; exit 77; }
 if ! ip netns add "$NS" 2>/dev/null; then
     echo "skip: cannot create a network namespace here (needs root or CAP_SYS_ADMIN)"
     exit 77
 fi
 WORK=$(mktemp -d /tmp/beryl-cluster-demo.XXXXXX)
 stop() {
-    local pids
+    local status=$? pids
+    if [ $status -ne 0 ]; then
+        # What failed, before the logs go with the work folder.
+        for f in "$WORK"/*.log; do [ -f "$f" ] && { echo "--- $f"; tail -20 "$f"; }; done
+    fi
     pids=$(ip netns pids "$NS" 2>/dev/null || true)
     # Some Ray daemons ignore SIGTERM.
     [ -n "$pids" ] && kill -9 $pids 2>/dev/null || true
@@ -47,7 +52,7 @@ in_ns "$RAY/bin/ray" start --address=$HEAD --node-ip-address=127.0.0.1 --num-cpu
 echo "cluster up in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
 
 say "build: global parts, $SHARDS shards as Ray tasks, statistics reduce"
-in_ns "$PY" scripts/cluster/driver.py --address $HEAD --out "$WORK/shards" --shards "$SHARDS" --beryl "$BERYL" "${CORPORA[@]}" >/dev/null 2>&1
+in_ns "$PY" scripts/cluster/driver.py --address $HEAD --out "$WORK/shards" --shards "$SHARDS" --beryl "$BERYL" "${CORPORA[@]}" >"$WORK/build.log" 2>&1
 python3 - "$WORK/shards/build.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -60,14 +65,14 @@ SHARD_ARGS=()
 for d in "${DIRS[@]}"; do SHARD_ARGS+=(--shard "$d"); done
 
 say "one index of the same corpora, with the same global parts (the comparison)"
-"$BERYL" index --global "$WORK/shards/global" --index "$WORK/one" "${CORPORA[@]}" 2>/dev/null | tail -1
+"$BERYL" index --global "$WORK/shards/global" --index "$WORK/one" "${CORPORA[@]}" 2>"$WORK/one.log" | tail -1
 
 say "serve: ${#DIRS[@]} shard deployments x 2 replicas and a coordinator on Ray Serve"
-in_ns "$PY" scripts/cluster/serve.py --address $HEAD --global "$WORK/shards/global" "${SHARD_ARGS[@]}" --replicas 2 --timeout 5 --beryl "$BERYL" 2>/dev/null | tail -1
+in_ns "$PY" scripts/cluster/serve.py --address $HEAD --global "$WORK/shards/global" "${SHARD_ARGS[@]}" --replicas 2 --timeout 5 --beryl "$BERYL" 2>"$WORK/serve.log" | tail -1
 URL=http://127.0.0.1:8000/search
 
 say "every query of queries/ and English queries: one index, shards in one process, shards on Ray Serve"
-in_ns "$BERYL" bench cluster --index "$WORK/one" --global "$WORK/shards/global" "${SHARD_ARGS[@]}" --url $URL 2>/dev/null
+in_ns "$BERYL" bench cluster --index "$WORK/one" --global "$WORK/shards/global" "${SHARD_ARGS[@]}" --url $URL 2>"$WORK/bench.log"
 
 say "memory"
 in_ns "$PY" - "$URL" <<'PY'
@@ -81,7 +86,7 @@ PY
 
 say "faults"
 Q=$(realpath queries/bfs.p)
-in_ns "$PY" scripts/cluster/faults.py replica --address $HEAD --url $URL --query "$Q" 2>/dev/null
-in_ns "$PY" scripts/cluster/faults.py stall --url $URL --query "$Q" --shard 0 --timeout 5 2>/dev/null
-in_ns "$PY" scripts/cluster/faults.py node --address $HEAD --out "$WORK/rebuild" --worker-port $WORKER_PORT --shards "$SHARDS" --beryl "$BERYL" "${CORPORA[@]}" 2>/dev/null
+in_ns "$PY" scripts/cluster/faults.py replica --address $HEAD --url $URL --query "$Q" 2>>"$WORK/faults.log"
+in_ns "$PY" scripts/cluster/faults.py stall --url $URL --query "$Q" --shard 0 --shards-dir "$WORK/shards" --timeout 5 2>>"$WORK/faults.log"
+in_ns "$PY" scripts/cluster/faults.py node --address $HEAD --out "$WORK/rebuild" --worker-port $WORKER_PORT --shards "$SHARDS" --beryl "$BERYL" "${CORPORA[@]}" 2>>"$WORK/faults.log"
 say "stopping $(ip netns pids "$NS" | wc -w) processes by id"

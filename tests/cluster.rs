@@ -131,6 +131,21 @@ impl Fanout for Alternating {
     }
 }
 
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else if p.is_file() {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}
+
 fn search_key(f: &beryl::search::Fragment) -> (String, (u32, u32), f64) {
     (f.spans.first().map(|s| s.path.clone()).unwrap_or_default(), f.spans.first().map_or((0, 0), |s| s.lines), f.score)
 }
@@ -164,6 +179,29 @@ fn shards_of_other_global_parts_are_refused() {
     assert!(err.to_string().contains("beryl cluster reduce"), "{err}");
     global::reduce(&Global::open(&g1).unwrap(), std::slice::from_ref(&s)).unwrap();
     assert!(ShardServer::open(&s, &g1, 32).is_ok());
+    // A shard updated after the reduce is refused until the statistics are summed again.
+    let tree = tmp.path().join("tree");
+    std::fs::create_dir_all(&tree).unwrap();
+    for e in walk(&p) {
+        let to = tree.join(e.strip_prefix(&p).unwrap());
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(&e, &to).unwrap();
+    }
+    let t = tmp.path().join("t");
+    let opts1 = IndexOptions { global: Some(g1.clone()), ..IndexOptions::default() };
+    index::build(std::slice::from_ref(&tree), &t, &opts1, &model(), &enc, &mut |_, _, _| {}).unwrap();
+    global::reduce(&Global::open(&g1).unwrap(), std::slice::from_ref(&t)).unwrap();
+    assert!(ShardServer::open(&t, &g1, 32).is_ok());
+    let java = walk(&tree).into_iter().find(|f| f.extension().is_some_and(|e| e == "java")).unwrap();
+    let mut src = std::fs::read_to_string(&java).unwrap();
+    src.push_str("\nclass AddedAfterTheReduce { int twice(int levenshteinWeight) { return 2 * levenshteinWeight; } }\n");
+    std::fs::write(&java, src).unwrap();
+    let r = index::build(std::slice::from_ref(&tree), &t, &opts1, &model(), &enc, &mut |_, _, _| {}).unwrap();
+    assert!(r.updated, "updated in place");
+    let err = ShardServer::open(&t, &g1, 32).err().expect("statistics out of date");
+    assert!(err.to_string().contains("reduce` again"), "{err}");
+    global::reduce(&Global::open(&g1).unwrap(), std::slice::from_ref(&t)).unwrap();
+    assert!(ShardServer::open(&t, &g1, 32).is_ok());
     // Damaged parts are found, not used.
     let f = g1.join("functions.trained.faiss");
     let mut b = std::fs::read(&f).unwrap();

@@ -71,6 +71,9 @@ pub enum ClusterCmd {
         nprobe: usize,
         #[arg(long, value_name = "ADDR")]
         listen: Option<String>,
+        /// With --listen: end when standard input closes (the owner that started it is gone).
+        #[arg(long, requires = "listen")]
+        exit_with_stdin: bool,
     },
     /// Coordinate N shards through the pipes: a search per line in, the shard requests out,
     /// their replies in, the result out (the protocol of scripts/cluster/serve.py).
@@ -146,8 +149,8 @@ pub fn run(cmd: ClusterCmd) -> Result<()> {
             println!("{}", serde_json::to_string_pretty(&t)?);
             Ok(())
         }
-        ClusterCmd::Shard { global, index, nprobe, listen: None } => serve_shard(&index, &global, nprobe),
-        ClusterCmd::Shard { global, index, nprobe, listen: Some(addr) } => listen_shard(&index, &global, nprobe, &addr),
+        ClusterCmd::Shard { global, index, nprobe, listen: None, .. } => serve_shard(&index, &global, nprobe),
+        ClusterCmd::Shard { global, index, nprobe, listen: Some(addr), exit_with_stdin } => listen_shard(&index, &global, nprobe, &addr, exit_with_stdin),
         ClusterCmd::Coordinate { global, shards, ranker, threads } => coordinate(&global, shards, ranker.as_deref(), threads),
         ClusterCmd::Search { query, pseudo, global, shards, top, ranker, json, threads } => {
             let mut local = Local { shards: shards.iter().map(|d| ShardServer::open(d, &global, 32).with_context(|| format!("opening shard {}", d.display()))).collect::<Result<_>>()? };
@@ -216,7 +219,7 @@ fn serve_shard(index: &Path, global: &Path, nprobe: usize) -> Result<()> {
             continue;
         }
         let reply = match serde_json::from_str::<Request>(&line) {
-            Ok(req) => shard.handle(req),
+            Ok(req) => answer(&mut shard, req),
             Err(e) => Reply::Error { message: format!("not a request: {e}") },
         };
         serde_json::to_writer(&mut out, &reply)?;
@@ -226,21 +229,37 @@ fn serve_shard(index: &Path, global: &Path, nprobe: usize) -> Result<()> {
     Ok(())
 }
 
+/// Answers one request; a panic (a bug) becomes an error reply rather than a shard that
+/// fails every request after it.
+fn answer(shard: &mut ShardServer, req: Request) -> Reply {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| shard.handle(req))).unwrap_or_else(|_| Reply::Error { message: "the shard failed on this request (a bug: see its log)".into() })
+}
+
 /// One shard on TCP: each connection is a conversation of request and reply lines; one
-/// request is answered at a time. Ends when standard input closes (its owner is gone).
-fn listen_shard(index: &Path, global: &Path, nprobe: usize, addr: &str) -> Result<()> {
+/// request is answered at a time.
+fn listen_shard(index: &Path, global: &Path, nprobe: usize, addr: &str, exit_with_stdin: bool) -> Result<()> {
     use std::sync::{Arc, Mutex};
     let shard = Arc::new(Mutex::new(ShardServer::open(index, global, nprobe).with_context(|| format!("opening shard {}", index.display()))?));
     let listener = std::net::TcpListener::bind(addr).with_context(|| format!("listening on {addr}"))?;
     println!("{}", serde_json::json!({ "listening": listener.local_addr()?.to_string() }));
     std::io::stdout().flush()?;
-    std::thread::spawn(|| {
-        let mut sink = String::new();
-        while std::io::stdin().read_line(&mut sink).is_ok_and(|n| n > 0) {}
-        std::process::exit(0);
-    });
+    if exit_with_stdin {
+        std::thread::spawn(|| {
+            let mut sink = String::new();
+            while std::io::stdin().read_line(&mut sink).is_ok_and(|n| n > 0) {}
+            std::process::exit(0);
+        });
+    }
     for conn in listener.incoming() {
-        let Ok(conn) = conn else { continue };
+        let conn = match conn {
+            Ok(c) => c,
+            Err(e) => {
+                // Out of descriptors, say: wait rather than spin.
+                log::warn!("accepting a connection: {e}");
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                continue;
+            }
+        };
         let shard = Arc::clone(&shard);
         std::thread::spawn(move || {
             let _ = conn.set_nodelay(true);
@@ -249,7 +268,7 @@ fn listen_shard(index: &Path, global: &Path, nprobe: usize, addr: &str) -> Resul
             for line in std::io::BufReader::new(read).lines() {
                 let Ok(line) = line else { return };
                 let reply = match serde_json::from_str::<Request>(&line) {
-                    Ok(req) => shard.lock().map(|mut s| s.handle(req)).unwrap_or_else(|_| Reply::Error { message: "the shard failed".into() }),
+                    Ok(req) => answer(&mut shard.lock().unwrap_or_else(|p| p.into_inner()), req),
                     Err(e) => Reply::Error { message: format!("not a request: {e}") },
                 };
                 if serde_json::to_writer(&mut out, &reply).is_err() || out.write_all(b"\n").is_err() || out.flush().is_err() {

@@ -17,25 +17,21 @@ report: per-shard build times and the critical path.
 """
 
 import argparse
-import ctypes
 import json
 import os
-import signal
 import subprocess
 import time
 
 import ray
 
 
-def run(argv):
-    """Runs beryl; it dies with the task's worker (a lost node leaves no half-built shard
-    behind that would hold the shard's lock against the retry)."""
-
-    def die_with_parent():
-        ctypes.CDLL("libc.so.6").prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-
+def run(argv, die_with_worker=False):
+    """Runs beryl. In a task it dies with the task's worker (`setpriv --pdeathsig`), so a lost
+    node leaves no half-built shard behind that would hold the shard's lock against the retry."""
+    if die_with_worker:
+        argv = ["setpriv", "--pdeathsig", "KILL", "--", *argv]
     t = time.monotonic()
-    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=die_with_parent)
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)} failed ({p.returncode}): {p.stderr[-2000:]}")
     return p.stdout, time.monotonic() - t
@@ -43,7 +39,7 @@ def run(argv):
 
 @ray.remote(num_cpus=1, max_retries=3, retry_exceptions=False)
 def global_parts(beryl, out, paths, sample_bytes):
-    _, s = run([beryl, "cluster", "global", "--out", out, "--sample-bytes", str(sample_bytes), *paths])
+    _, s = run([beryl, "cluster", "global", "--out", out, "--sample-bytes", str(sample_bytes), *paths], die_with_worker=True)
     return {"seconds": s, "node": ray.get_runtime_context().get_node_id()}
 
 
@@ -53,7 +49,7 @@ def build_shard(beryl, global_dir, index, paths):
     # Where each attempt ran, for whoever watches the build (the fault test).
     with open(f"{index}.started-{node}", "w"):
         pass
-    _, s = run([beryl, "index", "--global", global_dir, "--index", index, "--json", *paths])
+    _, s = run([beryl, "index", "--global", global_dir, "--index", index, "--json", *paths], die_with_worker=True)
     return {"index": index, "seconds": s, "node": ray.get_runtime_context().get_node_id(), "projects": len(paths)}
 
 

@@ -80,7 +80,7 @@ def replica(a):
 
 def stall(a):
     # Every replica's process of the shard.
-    pids = [int(p) for p in subprocess.run(["pgrep", "-f", f"cluster shard .*--index [^ ]*shard-{a.shard} --listen"], capture_output=True, text=True).stdout.split()]
+    pids = [int(p) for p in subprocess.run(["pgrep", "-f", f"cluster shard .*--index {a.shards_dir}/shard-{a.shard} --listen"], capture_output=True, text=True).stdout.split()]
     if not pids:
         fail(f"no process of shard {a.shard}")
     for p in pids:
@@ -103,7 +103,8 @@ def stall(a):
         fail(f"expected results naming shard {a.shard} missing, got {json.dumps(r)[:300]}")
     if took > a.timeout + 30:
         fail(f"took {took:.1f} s")
-    # The shard comes back: its replica replaced the stopped process.
+    # The shard comes back: its processes continue (SIGCONT above); the connections the
+    # coordinator gave up on are not used again.
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         r = post(a.url, body)
@@ -129,6 +130,9 @@ def node(a):
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not any(f.endswith(wid) for f in os.listdir(a.out) if ".started-" in f):
         time.sleep(0.02)
+    if time.monotonic() >= deadline:
+        build.kill()
+        fail("the worker node never started a shard: nothing to lose")
     raylet = subprocess.run(["pgrep", "-f", f"node_manager_port={a.worker_port}"], capture_output=True, text=True).stdout.split()
     victims = []
     for r in raylet:
@@ -138,7 +142,11 @@ def node(a):
             os.kill(int(v), signal.SIGKILL)
         except ProcessLookupError:
             pass
-    out, err = build.communicate(timeout=600)
+    try:
+        out, err = build.communicate(timeout=600)
+    except subprocess.TimeoutExpired:
+        build.kill()
+        fail("the build did not finish within 600 s after the node was lost")
     if build.returncode != 0:
         fail(f"the build failed after the node was lost (exit {build.returncode}): {err[-3000:]}")
     try:
@@ -165,6 +173,7 @@ def main():
     s.add_argument("--url", required=True)
     s.add_argument("--query", required=True)
     s.add_argument("--shard", type=int, default=0)
+    s.add_argument("--shards-dir", required=True, help="the folder holding shard-N/")
     s.add_argument("--timeout", type=float, required=True)
     n = sub.add_parser("node")
     n.add_argument("--address", required=True)

@@ -77,8 +77,10 @@ class Shard:
 
     def __init__(self, beryl, global_dir, index):
         self.index = index
-        # It ends when its standard input closes, that is, with this replica.
-        self.proc = subprocess.Popen([beryl, "cluster", "shard", "--global", global_dir, "--index", index, "--listen", "127.0.0.1:0"],
+        # On the node's own address, which the coordinator (maybe on another node) can
+        # reach; it ends when its standard input closes, that is, with this replica.
+        host = ray.util.get_node_ip_address()
+        self.proc = subprocess.Popen([beryl, "cluster", "shard", "--global", global_dir, "--index", index, "--listen", f"{host}:0", "--exit-with-stdin"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         first = self.proc.stdout.readline()
         if not first:
@@ -142,6 +144,9 @@ class Coordinator:
                 # A reply may still come on this connection: it is not used again.
                 self._drop(s)
                 return error_reply(f"shard {s}: no answer within {self.timeout} s")
+            except asyncio.CancelledError:
+                self._drop(s)
+                raise
             except Exception as e:  # noqa: BLE001
                 self._drop(s)
                 last = f"{type(e).__name__}: {str(e)[:200]}"
@@ -151,7 +156,8 @@ class Coordinator:
         """Carries the coordinator's fan-outs until it answers; returns the answer line.
         `rounds` gets the milliseconds of each fan-out."""
         while True:
-            line = await self.pipe.read()
+            # Each step waits at most a timeout per shard; the coordinator's own work is short.
+            line = await asyncio.wait_for(self.pipe.read(), timeout=self.timeout + 60)
             if not line.startswith('{"ask":'):
                 return line
             t = time.monotonic()
@@ -169,22 +175,40 @@ class Coordinator:
             raise RuntimeError(f"the coordinator did not start: {msg}")
         self.ready = msg["ready"]
 
-    async def __call__(self, http: Request):
-        body = (await http.body()).decode().strip()
-        async with self.lock:
-            if self.pipe is None or not self.pipe.alive():
-                await self._start()
-            if json.loads(body).get("stats"):
-                shards = await asyncio.gather(*(h.stats.remote() for h in self.shards))
-                stats = {"coordinator": {"beryl_pid": self.pipe.proc.pid, "beryl_rss_mb": rss_mb(self.pipe.proc.pid), **self.ready}, "shards": shards}
-                return Response(json.dumps(stats), media_type="application/json")
-            t = time.monotonic()
-            rounds = []
-            await self.pipe.write('{"search": ' + body + "}")
-            answer = await self._until_answer(rounds)
-            total = round((time.monotonic() - t) * 1000, 1)
-            return Response(answer, media_type="application/json", headers={"X-Beryl-Fanout-Ms": ",".join(map(str, rounds)), "X-Beryl-Coordinator-Ms": str(total)})
+    def _reset(self):
+        """After an exchange broke off (the client left, a timeout): a fresh coordinator
+        process and fresh connections, as either may hold half a conversation."""
+        if self.pipe is not None and self.pipe.alive():
+            self.pipe.proc.kill()
+        self.pipe = None
+        for s in list(self.conns):
+            self._drop(s)
 
+    async def __call__(self, http: Request):
+        try:
+            body = json.loads(await http.body())
+        except ValueError as e:
+            return Response(json.dumps({"error": f"the request is not JSON: {e}"}), status_code=400, media_type="application/json")
+        async with self.lock:
+            try:
+                return await self._exchange(body)
+            except BaseException:
+                self._reset()
+                raise
+
+    async def _exchange(self, body):
+        if self.pipe is None or not self.pipe.alive():
+            await self._start()
+        if body.get("stats"):
+            shards = await asyncio.gather(*(h.stats.remote() for h in self.shards))
+            stats = {"coordinator": {"beryl_pid": self.pipe.proc.pid, "beryl_rss_mb": rss_mb(self.pipe.proc.pid), **self.ready}, "shards": shards}
+            return Response(json.dumps(stats), media_type="application/json")
+        t = time.monotonic()
+        rounds = []
+        await self.pipe.write(json.dumps({"search": body}))
+        answer = await self._until_answer(rounds)
+        total = round((time.monotonic() - t) * 1000, 1)
+        return Response(answer, media_type="application/json", headers={"X-Beryl-Fanout-Ms": ",".join(map(str, rounds)), "X-Beryl-Coordinator-Ms": str(total)})
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

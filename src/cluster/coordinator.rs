@@ -58,6 +58,9 @@ impl Coordinator {
     /// the `shards` shards what they hold; every one must answer and share those parts.
     pub fn new(global: &Path, ranker: Ranker, threads: Option<usize>, shards: usize, fan: &mut dyn Fanout) -> Result<Coordinator, ClusterError> {
         let g = Global::open(global)?;
+        if crate::index::model_sha256(&g.model_dir())? != g.meta.model_sha256 {
+            return Err(ClusterError::Setup(format!("the graph model in {} is not the one the shards were built with", g.model_dir().display())));
+        }
         let encs = TextEncoders::new(g.meta.statement_model, g.meta.function_model, threads, CacheAt::None);
         let enc = encs.statements().map_err(crate::index::IndexError::from)?;
         if enc.hash() != g.meta.encoder {
@@ -129,20 +132,31 @@ impl Coordinator {
     /// missing for the rest of the query.
     fn round(&self, fan: &mut dyn Fanout, alive: &mut Alive, requests: Vec<(usize, Request)>) -> Vec<(usize, Reply)> {
         let requests: Vec<(usize, Request)> = requests.into_iter().filter(|(s, _)| alive.up[*s]).collect();
-        let mut out = Vec::new();
+        let Some(want) = requests.first().map(|r| r.1.name()) else { return Vec::new() };
+        let asked: Vec<usize> = requests.iter().map(|r| r.0).collect();
+        let mut out: Vec<(usize, Reply)> = Vec::new();
         let t = Instant::now();
         let answers = fan.ask(requests);
         log::debug!("fan-out: {:.1} ms", ms(t));
+        let lose = |s: usize, why: &str, alive: &mut Alive| {
+            log::warn!("shard {s} ({}): {why}", self.views[s].info.index);
+            if alive.up[s] {
+                alive.up[s] = false;
+                alive.missing.push(self.views[s].info.index.clone());
+            }
+        };
         for (s, r) in answers {
             match r {
-                Ok(Reply::Error { message }) | Err(message) => {
-                    log::warn!("shard {s} ({}): {message}", self.views[s].info.index);
-                    if alive.up[s] {
-                        alive.up[s] = false;
-                        alive.missing.push(self.views[s].info.index.clone());
-                    }
-                }
+                _ if s >= self.views.len() || !asked.contains(&s) || out.iter().any(|o| o.0 == s) => log::warn!("an answer from shard {s}, which was not asked"),
+                Ok(Reply::Error { message }) | Err(message) => lose(s, &message, alive),
+                // A reply to another request: the conversation is out of step.
+                Ok(reply) if reply.name() != want => lose(s, &format!("answered {} to {want}", reply.name()), alive),
                 Ok(reply) => out.push((s, reply)),
+            }
+        }
+        for s in asked {
+            if !out.iter().any(|o| o.0 == s) {
+                lose(s, "no answer", alive);
             }
         }
         out.sort_by_key(|(s, _)| *s);
@@ -267,10 +281,12 @@ impl Coordinator {
         for (s, g) in &groups {
             let cov = g.covered as f32 / n_query.max(1) as f32;
             for &f in &g.functions {
-                let e = cover.entry((*s, f)).or_insert(0.0);
-                *e = e.max(cov);
-                if !beryl_list.contains(&(*s, f)) {
-                    beryl_list.push((*s, f));
+                match cover.entry((*s, f)) {
+                    std::collections::hash_map::Entry::Occupied(mut e) => *e.get_mut() = e.get().max(cov),
+                    std::collections::hash_map::Entry::Vacant(e) => {
+                        e.insert(cov);
+                        beryl_list.push((*s, f));
+                    }
                 }
             }
         }

@@ -81,3 +81,31 @@ pub enum Reply {
     Text { hits: Vec<TextHit> },
     Error { message: String },
 }
+
+impl Reply {
+    /// The request this reply answers (`error` for an error).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Reply::Info(_) => "info",
+            Reply::Lists { .. } => "lists",
+            Reply::Groups { .. } => "groups",
+            Reply::Pool { .. } => "pool",
+            Reply::Render { .. } => "render",
+            Reply::Text { .. } => "text",
+            Reply::Error { .. } => "error",
+        }
+    }
+}
+
+impl Request {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Request::Info => "info",
+            Request::Lists { .. } => "lists",
+            Request::Groups { .. } => "groups",
+            Request::Pool { .. } => "pool",
+            Request::Render { .. } => "render",
+            Request::Text { .. } => "text",
+        }
+    }
+}

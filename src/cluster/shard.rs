@@ -35,8 +35,12 @@ impl ShardServer {
         if index.meta.global.as_deref() != Some(g.meta.id.as_str()) {
             return Err(ClusterError::Setup(format!("{} was not built with the global parts at {} (`beryl index --global`)", dir.display(), global.display())));
         }
-        let totals = g.totals().map_err(|_| ClusterError::Setup(format!("{} holds no shard statistics yet: run `beryl cluster reduce`", global.display())))?;
-        let stats = g.lexical()?;
+        let no_reduce = |e: crate::index::IndexError| match e {
+            crate::index::IndexError::Missing(_) => ClusterError::Setup(format!("{} holds no shard statistics yet: run `beryl cluster reduce`", global.display())),
+            e => ClusterError::Index(e),
+        };
+        let totals = g.totals().map_err(no_reduce)?;
+        let (stats, lexical_sha) = g.lexical().map_err(no_reduce)?;
         let mut fn_file = Vec::with_capacity(index.meta.function_slots);
         let mut entries = Vec::with_capacity(index.meta.function_slots);
         for f in 0..index.meta.function_slots.max(index.meta.functions) as u32 {
@@ -57,16 +61,21 @@ impl ShardServer {
         for f in files {
             paths[f.id as usize] = f.path;
         }
+        // Statistics summed without this shard, or before it was built again, would score
+        // it otherwise than one index.
         let ours = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-        let listed = totals.shards.iter().any(|s| std::fs::canonicalize(&s.dir).unwrap_or_else(|_| s.dir.clone().into()) == ours);
-        if !listed {
-            log::warn!("{} is not among the shards the statistics at {} were summed over", dir.display(), global.display());
+        match totals.shards.iter().find(|s| Path::new(&s.dir) == ours) {
+            None => return Err(ClusterError::Setup(format!("{} is not among the shards the statistics at {} were summed over: run `beryl cluster reduce` with it", dir.display(), global.display()))),
+            Some(t) if t.statistics != crate::index::sha256_hex(&index.lexical.stats().to_bytes()) => {
+                return Err(ClusterError::Setup(format!("{} changed since the statistics at {} were summed: run `beryl cluster reduce` again", dir.display(), global.display())))
+            }
+            Some(_) => {}
         }
         index.lexical.use_global(stats);
         let info = ShardInfo {
             index: dir.display().to_string(),
             global: g.meta.id.clone(),
-            lexical: totals.lexical.clone(),
+            lexical: lexical_sha,
             indexed_nodes: index.node_ids.len(),
             functions: index.meta.functions,
             lines: index.meta.lines,

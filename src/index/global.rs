@@ -61,7 +61,12 @@ pub struct GlobalMeta {
 /// One shard as [`reduce`] found it.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct ShardTotals {
+    /// The shard's directory, canonical.
     pub dir: String,
+    /// sha256 of its own BM25F statistics: a shard built or updated since the reduce
+    /// has other ones.
+    #[serde(default)]
+    pub statistics: String,
     pub indexed_nodes: usize,
     pub functions: usize,
     pub lines: u64,
@@ -123,17 +128,26 @@ impl Global {
         vectors::read(&self.dir.join(FUNCTIONS), 1)
     }
 
-    /// The corpus's BM25F statistics, once [`reduce`] ran.
-    pub fn lexical(&self) -> Result<LexStats, IndexError> {
+    /// The corpus's BM25F statistics, once [`reduce`] ran, and the sha256 of their file.
+    pub fn lexical(&self) -> Result<(LexStats, String), IndexError> {
         let p = self.dir.join(LEXICAL);
-        let b = std::fs::read(&p).map_err(|_| IndexError::Missing(p.clone()))?;
-        LexStats::from_bytes(&b).map_err(|e| IndexError::Corrupt(format!("{}: {e}", p.display())))
+        let b = match std::fs::read(&p) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(IndexError::Missing(p)),
+            Err(e) => return Err(IndexError::Io { path: p, source: e }),
+        };
+        let stats = LexStats::from_bytes(&b).map_err(|e| IndexError::Corrupt(format!("{}: {e}", p.display())))?;
+        Ok((stats, sha256_hex(&b)))
     }
 
     /// The shards and their sums, once [`reduce`] ran.
     pub fn totals(&self) -> Result<Totals, IndexError> {
         let p = self.dir.join(SHARDS);
-        let text = std::fs::read_to_string(&p).map_err(|_| IndexError::Missing(p.clone()))?;
+        let text = match std::fs::read_to_string(&p) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(IndexError::Missing(p)),
+            Err(e) => return Err(IndexError::Io { path: p, source: e }),
+        };
         serde_json::from_str(&text).map_err(|e| IndexError::Corrupt(format!("{}: {e}", p.display())))
     }
 
@@ -153,10 +167,10 @@ impl Global {
     }
 }
 
-/// sha256 over the trained files, in a fixed order.
+/// sha256 over the trained files and the graph model, in a fixed order.
 fn id_of(dir: &Path) -> Result<String, IndexError> {
     let mut all = Vec::new();
-    for name in [NODES, FUNCTIONS, PCA] {
+    for name in [NODES, FUNCTIONS, PCA, "model/weights.safetensors"] {
         let p = dir.join(name);
         match std::fs::read(&p) {
             Ok(b) => all.extend_from_slice(sha256_hex(&b).as_bytes()),
@@ -245,6 +259,11 @@ pub fn fit(roots: &[PathBuf], out: &Path, opts: &IndexOptions, model_dir: &Path,
     vectors::write(&nodes, &tmp.join(NODES))?;
     let functions = vectors::trained_with_ids(&function_factory, crate::features::DIM, &fvecs)?;
     vectors::write(&functions, &tmp.join(FUNCTIONS))?;
+    // The graph model too: the coordinator embeds queries with it and holds no shard.
+    std::fs::create_dir_all(tmp.join("model")).map_err(io(&tmp))?;
+    for f in ["weights.safetensors", "manifest.json"] {
+        std::fs::copy(model_dir.join(f), tmp.join("model").join(f)).map_err(io(&model_dir.join(f)))?;
+    }
     let meta = GlobalMeta {
         format: GLOBAL_FORMAT,
         id: id_of(&tmp)?,
@@ -267,11 +286,6 @@ pub fn fit(roots: &[PathBuf], out: &Path, opts: &IndexOptions, model_dir: &Path,
     };
     let text = serde_json::to_string_pretty(&meta).map_err(|e| IndexError::Corrupt(e.to_string()))?;
     std::fs::write(tmp.join(META), text).map_err(io(&tmp))?;
-    // The graph model too: the coordinator embeds queries with it and holds no shard.
-    std::fs::create_dir_all(tmp.join("model")).map_err(io(&tmp))?;
-    for f in ["weights.safetensors", "manifest.json"] {
-        std::fs::copy(model_dir.join(f), tmp.join("model").join(f)).map_err(io(&model_dir.join(f)))?;
-    }
     let _ = std::fs::remove_dir_all(out.join("model"));
     std::fs::rename(tmp.join("model"), out.join("model")).map_err(io(out))?;
     // The parts replace older ones file by file, global.json last: a reader sees the old
@@ -302,8 +316,10 @@ pub fn reduce(global: &Global, shards: &[PathBuf]) -> Result<Totals, IndexError>
         if ix.meta.global.as_deref() != Some(global.meta.id.as_str()) {
             return Err(IndexError::Mismatch(format!("{} was not built with the global parts at {}", dir.display(), global.dir.display())));
         }
-        stats.add(&ix.lexical.stats());
-        totals.shards.push(ShardTotals { dir: dir.display().to_string(), indexed_nodes: ix.node_ids.len(), functions: ix.meta.functions, lines: ix.meta.lines });
+        let own = ix.lexical.stats();
+        stats.add(&own);
+        let canonical = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+        totals.shards.push(ShardTotals { dir: canonical.display().to_string(), statistics: sha256_hex(&own.to_bytes()), indexed_nodes: ix.node_ids.len(), functions: ix.meta.functions, lines: ix.meta.lines });
     }
     totals.indexed_nodes = totals.shards.iter().map(|s| s.indexed_nodes).sum();
     totals.functions = totals.shards.iter().map(|s| s.functions).sum();

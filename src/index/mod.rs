@@ -159,8 +159,8 @@ pub struct IndexMeta {
     pub edges: usize,
     pub skipped: usize,
     pub created_unix: u64,
-    /// Calls resolve within the root (project) of their file; earlier indexes of several
-    /// roots linked calls across them.
+    /// Calls resolve within the root (project) of their file. Without it an index of
+    /// several roots may link calls across them, and is rebuilt rather than updated.
     #[serde(default)]
     pub linked_by_project: bool,
     /// Id of the global parts ([`global`]) the index was built with, as a shard of a larger
@@ -227,7 +227,7 @@ pub struct BuildReport {
 /// Progress of a build: a stage name, units done and the total.
 pub type Progress<'a> = &'a mut dyn FnMut(&str, usize, usize);
 
-fn sha256_hex(bytes: &[u8]) -> String {
+pub fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 

@@ -253,19 +253,25 @@ pub fn canonical(hits: &mut [(u64, f32)]) {
 /// and the shards of the same corpus must keep the same ones.
 pub fn search(index: &mut IndexImpl, queries: &[f32], dim: usize, k: usize) -> Result<Vec<Vec<(u64, f32)>>, IndexError> {
     let total = index.ntotal() as usize;
-    let mut wide = k.saturating_mul(2).max(k + 8).min(total.max(1));
+    // Ties longer than this are cut where FAISS cuts them (copies of one function rarely
+    // number more).
+    let most = k.saturating_mul(16).max(k.saturating_add(1024)).min(total.max(1));
+    let mut wide = k.saturating_mul(2).max(k.saturating_add(8)).min(most);
     loop {
         let mut r = search_raw(index, queries, dim, wide)?;
         // A list whose k-th score is also its last may hold only some of a tie.
         let cut = |l: &Vec<(u64, f32)>| l.len() == wide && l.len() > k && l.get(k.saturating_sub(1)).map(|x| x.1) == l.last().map(|x| x.1);
-        if wide >= total || !r.iter().any(cut) {
+        if wide >= most || !r.iter().any(cut) {
+            if wide >= most && wide < total && r.iter().any(cut) {
+                log::debug!("a tie runs past {wide} vector hits: its order is FAISS's");
+            }
             for l in &mut r {
                 canonical(l);
                 l.truncate(k);
             }
             return Ok(r);
         }
-        wide = wide.saturating_mul(2).min(total);
+        wide = wide.saturating_mul(2).min(most);
     }
 }
 

@@ -284,9 +284,8 @@ pub struct TextHit {
 
 /// The `k` functions whose text vectors are closest to `v`, best first (ties by id).
 pub fn text_hits(index: &mut Index, v: &[f32], query: &str, k: usize) -> Result<Vec<TextHit>, SearchError> {
-    let mut hits = vectors::search(&mut index.functions, v, crate::features::DIM, k)?;
-    let Some(hits) = hits.first_mut() else { return Ok(Vec::new()) };
-    vectors::canonical(hits);
+    let hits = vectors::search(&mut index.functions, v, crate::features::DIM, k)?;
+    let Some(hits) = hits.first() else { return Ok(Vec::new()) };
     let qn = text_node(query);
     let mut out = Vec::new();
     for &(fid, sim) in hits.iter() {

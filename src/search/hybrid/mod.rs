@@ -150,10 +150,7 @@ pub fn search<C: Borrow<Classifier>>(
             }
             Method::Dense => {
                 let v = dense_query(index, encs, &q)?;
-                let mut hits = vectors::search(&mut index.functions, &v, DIM, top)?;
-                if let Some(h) = hits.first_mut() {
-                    vectors::canonical(h);
-                }
+                let hits = vectors::search(&mut index.functions, &v, DIM, top)?;
                 let list: Vec<(u32, f32)> = hits.first().into_iter().flatten().map(|&(f, s)| (f as u32, s)).collect();
                 function_fragments(index, &list, &|_, s| format!("dense: cosine {s:.2} to the function's text vector"))?
             }

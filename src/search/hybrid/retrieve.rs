@@ -95,10 +95,8 @@ pub(super) fn dense_query(index: &Index, encs: &TextEncoders, q: &Query) -> Resu
 
 /// The `k` functions whose text vectors are closest to `qvec`, best first (ties by id).
 pub(super) fn dense_hits(index: &mut Index, qvec: &[f32; DIM], k: usize) -> Result<Vec<(u32, f32)>, SearchError> {
-    let mut hits = vectors::search(&mut index.functions, qvec, DIM, k)?;
-    let Some(h) = hits.first_mut() else { return Ok(Vec::new()) };
-    vectors::canonical(h);
-    Ok(h.iter().map(|&(f, s)| (f as u32, s)).collect())
+    let hits = vectors::search(&mut index.functions, qvec, DIM, k)?;
+    Ok(hits.first().map(|h| h.iter().map(|&(f, s)| (f as u32, s)).collect()).unwrap_or_default())
 }
 
 /// Records each function's rank in retriever `r` (its first, where it comes twice).

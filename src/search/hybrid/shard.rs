@@ -119,10 +119,8 @@ pub fn groups(index: &Index, matched: &[MatchedNode], n_query: usize, top: usize
             let r = index.store.node(local[mi].node)?;
             per.insert((r.file, r.function), ());
         }
-        let tie = match c.tie {
-            (0, i, s) => (0, matched[i].place, s),
-            (m, first, s) => (m, matched[first].place, s),
-        };
+        // Places in this shard's list become places in the corpus-wide list.
+        let tie = (c.tie.0, matched[c.tie.1].place, c.tie.2);
         out.push(Group { score: c.score, similarity: c.similarity, tie, covered: c.covered.len(), functions: per.keys().map(|k| k.1).collect() });
     }
     Ok(out)
