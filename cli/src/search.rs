@@ -8,7 +8,7 @@ use beryl::report;
 use beryl::search::hybrid::Method;
 use beryl::search::hybrid::Ranker;
 use beryl::search::{self, SearchOptions};
-use std::io::{IsTerminal, Read};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
@@ -110,12 +110,7 @@ pub fn run(a: SearchArgs) -> Result<()> {
     } else {
         search::natural(&mut idx, &enc, &text, &opts)?
     };
-    if a.json {
-        println!("{}", report::search::json(&r));
-    } else {
-        let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-        print!("{}", report::search::text(&r, color));
-    }
+    crate::cluster::print_result(&r, a.json);
     if let Some(h) = &a.html {
         let page = report::search::html(&r, &text, &mut |p| std::fs::read(p).ok().map(|b| String::from_utf8_lossy(&b).lines().map(String::from).collect()));
         std::fs::write(h, page).with_context(|| format!("writing {}", h.display()))?;

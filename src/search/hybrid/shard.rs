@@ -24,7 +24,7 @@ use crate::index::Index;
 use crate::search::group::Matched;
 use crate::search::{group_matched, Fragment, QueryPcode, SearchError, SearchOptions, Span};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
 /// A pseudocode query as shards receive it: converted to p-code once and encoded once, by
@@ -114,14 +114,14 @@ pub fn groups(index: &Index, matched: &[MatchedNode], n_query: usize, top: usize
     let cands = group_matched(index, &local, n_query, &SearchOptions::default(), top);
     let mut out = Vec::with_capacity(cands.len());
     for c in cands {
-        let mut per: BTreeMap<(u32, u32), ()> = BTreeMap::new();
+        let mut per: BTreeSet<(u32, u32)> = BTreeSet::new();
         for &mi in &c.members {
             let r = index.store.node(local[mi].node)?;
-            per.insert((r.file, r.function), ());
+            per.insert((r.file, r.function));
         }
         // Places in this shard's list become places in the corpus-wide list.
         let tie = (c.tie.0, matched[c.tie.1].place, c.tie.2);
-        out.push(Group { score: c.score, similarity: c.similarity, tie, covered: c.covered.len(), functions: per.keys().map(|k| k.1).collect() });
+        out.push(Group { score: c.score, similarity: c.similarity, tie, covered: c.covered.len(), functions: per.iter().map(|k| k.1).collect() });
     }
     Ok(out)
 }
