@@ -28,7 +28,8 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
 SETTINGS = ["one", "ren", "multi", "mixed"]
-FEATURES = re.findall(r'"(\w+)"', re.search(r"FEATURES: \[&str; \d+\] = \[(.*?)\];", (REPO / "src/search/ranker.rs").read_text(), re.S).group(1))
+# The signal names in the scorer's order: the fields of the `signals!` list.
+FEATURES = re.findall(r"^\s*(\w+),\s*$", re.search(r"^signals! \{(.*?)^\}", (REPO / "src/search/hybrid/signals.rs").read_text(), re.S | re.M).group(1), re.M)
 GROWN = FEATURES.index("grown")
 
 

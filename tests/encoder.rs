@@ -202,14 +202,15 @@ fn damaged_weights_are_an_error_not_a_panic() {
     }
 }
 
-/// The code-search adapters (models/code-encoder, the default, and models/code-encoder-358k)
+/// The code-search adapters (models/code-encoder, the default, and the previous ones in
+/// models/code-encoder-32k)
 /// merged into the installed model give the vectors the training script computed with
 /// PyTorch for the same texts.
 #[test]
 fn code_encoder_matches_its_training_runtime() {
     use beryl::features::encoder::code_adapter;
     adapters_match_their_reference(code_adapter());
-    adapters_match_their_reference(beryl::repo_path("models/code-encoder-358k"));
+    adapters_match_their_reference(beryl::repo_path("models/code-encoder-32k"));
 }
 
 fn adapters_match_their_reference(dir: std::path::PathBuf) {

@@ -270,7 +270,7 @@ pub fn fit(a: FitArgs) -> Result<()> {
     settings.dedup();
     let algorithms: std::collections::BTreeSet<&str> = pools.iter().map(|p| p.algorithm.as_str()).collect();
     let manifest = serde_json::json!({
-        "model": "logistic regression over the hybrid candidate signals (src/search/ranker.rs)",
+        "model": "logistic regression over the hybrid candidate signals (src/search/hybrid/scorer.rs)",
         "features": beryl::search::hybrid::Signals::NAMES,
         "l2": pool::L2,
         "data": {
