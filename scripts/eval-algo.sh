@@ -6,8 +6,9 @@
 #   scripts/eval-algo.sh OUT_DIR [eval algo options...]
 #
 # Pass 1 writes each setting's pools (OUT_DIR/{one,ren,multi,mixed}.jsonl); pass 2 ranks each
-# setting with them and writes its report to OUT_DIR/<setting>.txt. The indexes are built
-# once (pass 1) in the usual work folder. The options go to both passes, so leave out
+# setting with them and writes its report to OUT_DIR/<setting>.txt. The hybrid's indexes are
+# built by pass 1 in the usual work folder; pass 2 adds those of other methods (the paper's
+# ablations read other feature sets). The options go to both passes, so leave out
 # --setting, --methods and the pool options; $METHODS (comma-separated) picks the second
 # pass's methods (default: all). `beryl` is target/release/beryl unless $BERYL is set.
 set -euo pipefail
@@ -37,5 +38,7 @@ for s in "${settings[@]}"; do
     # shellcheck disable=SC2046
     "$beryl" eval algo $(args_of "$s") ${METHODS:+--methods "$METHODS"} --train-pools "${others[@]}" "$@" >"$out/$s.txt"
     # The summary's hybrid rows (each language, and all of them together where there are several).
-    awk -v s="$s" '/^Summary/ { f = 1 } f && $2 == "hybrid" { print s "  " $0 }' "$out/$s.txt"
+    rows=$(awk -v s="$s" '/^Summary/ { f = 1 } f && $2 == "hybrid" { print s "  " $0 }' "$out/$s.txt")
+    [ -n "$rows" ] || { echo "$s: no hybrid summary in $out/$s.txt (keep hybrid in \$METHODS; no --json)" >&2; exit 1; }
+    echo "$rows"
 done

@@ -38,8 +38,10 @@ fn each_setting_is_ranked_with_the_other_settings_pools() {
         let others: usize = pools.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, n)| n).sum();
         assert!(report.contains(&format!("of {others} pools given by --train-pools")), "{s}: {report}");
         assert!(report.lines().any(|l| l.split_whitespace().nth(1) == Some("name")), "{s}: the second pass's methods");
-        // The summary line of each setting reaches standard output, hybrid first.
-        let line = stdout.lines().find(|l| l.starts_with(&format!("{s} "))).unwrap_or_else(|| panic!("{s}: {stdout}"));
-        assert!(line.contains("hybrid"), "{line}");
+        // Each setting's hybrid summary row reaches standard output, as the report has it.
+        let line = stdout.lines().find(|l| l.starts_with(&format!("{s}  "))).unwrap_or_else(|| panic!("{s}: {stdout}"));
+        let row = &line[s.len() + 2..];
+        assert_eq!(row.split_whitespace().nth(1), Some("hybrid"), "{line}");
+        assert!(report.lines().any(|l| l == row), "{s}: {row} not in the report");
     }
 }
