@@ -19,7 +19,6 @@ one 0.672 / hit@10 0.804 here against 0.673 / 0.820). Needs numpy.
 
 import json
 import random
-import re
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -28,8 +27,9 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
 SETTINGS = ["one", "ren", "multi", "mixed"]
-# The signal names in the scorer's order: the fields of the `signals!` list.
-FEATURES = re.findall(r"^\s*(\w+),\s*$", re.search(r"^signals! \{(.*?)^\}", (REPO / "src/search/hybrid/signals.rs").read_text(), re.S | re.M).group(1), re.M)
+# The signal names in the scorer's order, as the shipped scorer's manifest lists them (the
+# binary refuses a scorer whose names differ from its own).
+FEATURES = json.loads((REPO / "models/ranker/manifest.json").read_text())["features"]
 GROWN = FEATURES.index("grown")
 
 
