@@ -5,6 +5,11 @@
   train     bundle + base model -> a run folder: checkpoints, best adapters, dev curve, report
   reference base model + adapters -> reference.json (vectors of fixed texts, f32, for the
             Rust parity test)
+  ship      a run's best adapters (f16), reference vectors and a manifest -> a model folder
+  pack      bundle, base model (f16 matrices with --half) and start adapters -> folders of at
+            most --limit-mb each, for a GPU machine that takes a bounded input per call
+  unpack    one such folder -> the staging folder there; the files are rebuilt and checked
+            once every folder has arrived
 
 The recipe, each part switchable to measure it:
   - contrastive loss over in-batch negatives plus one hard negative per pair, mined once with
@@ -687,6 +692,112 @@ def cmd_compare(a):
     sys.exit(0 if diff <= a.tolerance else 1)
 
 
+# ---------------------------------------------------------------- pack / unpack
+
+def half_base(base, out):
+    """The base model with its matrices in f16 (half the bytes; vectors move by less than
+    1e-6 in cosine, far below what bf16 training rounds away); small tensors stay f32."""
+    import torch
+    from safetensors.torch import load_file, save_file
+    sd = load_file(os.path.join(base, "model.safetensors"))
+    save_file({k: (v.half() if v.dim() == 2 and v.is_floating_point() and v.numel() > 100_000 else v.contiguous())
+               for k, v in sd.items()}, out)
+
+
+def cmd_pack(a):
+    """Inputs of a training run cut into folders of at most --limit-mb each, for a machine
+    that takes a bounded amount of input per call: each folder travels in its own call and
+    `unpack` puts the files back together there, checking every file's hash."""
+    import shutil, tempfile
+    limit = int(a.limit_mb * 2**20)
+    tmp = tempfile.mkdtemp(prefix="pack-")
+    try:
+        files = [("bundle.xz", a.bundle), ("base/config.json", os.path.join(a.base, "config.json"))]
+        if a.half:
+            half_base(a.base, os.path.join(tmp, "model.safetensors"))
+            files.append(("base/model.safetensors", os.path.join(tmp, "model.safetensors")))
+        else:
+            files.append(("base/model.safetensors", os.path.join(a.base, "model.safetensors")))
+        if a.init:
+            files.append(("init.safetensors", a.init))
+        files.sort(key=lambda f: -os.path.getsize(f[1]))
+        script = os.path.abspath(__file__)
+        # Every folder carries this script (to unpack itself) and the list of files.
+        fixed = os.path.getsize(script) + 64 * 1024
+        if limit <= fixed + 1024:
+            sys.exit(f"--limit-mb {a.limit_mb} leaves no room for data")
+        room = limit - fixed
+        parts, cur, left = [], [], room
+        for name, path in files:
+            size, off = os.path.getsize(path), 0
+            while off < size:
+                if left == 0:
+                    parts.append(cur)
+                    cur, left = [], room
+                n = min(left, size - off)
+                cur.append((name, path, off, n))
+                off += n
+                left -= n
+        if cur:
+            parts.append(cur)
+        listing = {"files": {name: {"size": os.path.getsize(path), "sha256": sha256_of(path)} for name, path in files},
+                   "pieces": [], "parts": len(parts)}
+        os.makedirs(a.out, exist_ok=True)
+        for i, part in enumerate(parts):
+            d = os.path.join(a.out, f"part{i + 1}")
+            os.makedirs(d, exist_ok=True)
+            for j, (name, path, off, n) in enumerate(part):
+                piece = f"{i + 1}.{j}.piece"
+                with open(path, "rb") as f, open(os.path.join(d, piece), "wb") as g:
+                    f.seek(off)
+                    g.write(f.read(n))
+                listing["pieces"].append({"part": i + 1, "piece": piece, "file": name, "offset": off, "bytes": n})
+        for i in range(len(parts)):
+            d = os.path.join(a.out, f"part{i + 1}")
+            shutil.copyfile(script, os.path.join(d, "train-encoder.py"))
+            json.dump(listing, open(os.path.join(d, "pack.json"), "w"), indent=1)
+            total = sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d))
+            log(f"{d}: {total / 1e6:.1f} MB")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def cmd_unpack(a):
+    """Copies a folder made by `pack` into --into; once every piece is there, rebuilds the
+    files and checks their hashes (exit 0 only then; 3 while pieces are missing)."""
+    import shutil
+    listing = json.load(open(os.path.join(a.part, "pack.json")))
+    os.makedirs(os.path.join(a.into, "pieces"), exist_ok=True)
+    for e in listing["pieces"]:
+        src = os.path.join(a.part, e["piece"])
+        if os.path.exists(src):
+            shutil.copyfile(src, os.path.join(a.into, "pieces", e["piece"]))
+    shutil.copyfile(os.path.join(a.part, "train-encoder.py"), os.path.join(a.into, "train-encoder.py"))
+    missing = sorted({e["part"] for e in listing["pieces"] if not os.path.exists(os.path.join(a.into, "pieces", e["piece"]))})
+    if missing:
+        log(f"{a.into}: waiting for part(s) {', '.join(map(str, missing))}")
+        sys.exit(3)
+    for name, info in listing["files"].items():
+        dst = os.path.join(a.into, name)
+        os.makedirs(os.path.dirname(dst) or ".", exist_ok=True)
+        with open(dst + ".tmp", "wb") as g:
+            for e in sorted((e for e in listing["pieces"] if e["file"] == name), key=lambda e: e["offset"]):
+                g.write(open(os.path.join(a.into, "pieces", e["piece"]), "rb").read())
+        if os.path.getsize(dst + ".tmp") != info["size"] or sha256_of(dst + ".tmp") != info["sha256"]:
+            sys.exit(f"{name}: rebuilt file does not match its hash")
+        os.replace(dst + ".tmp", dst)
+    shutil.rmtree(os.path.join(a.into, "pieces"))
+    log(f"{a.into}: {len(listing['files'])} files rebuilt and checked ({', '.join(sorted(listing['files']))})")
+
+
+def sha256_of(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for b in iter(lambda: f.read(1 << 20), b""):
+            h.update(b)
+    return h.hexdigest()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -751,6 +862,19 @@ def main():
     c.add_argument("b")
     c.add_argument("--tolerance", type=float, default=0.0)
     c.set_defaults(fn=cmd_compare)
+
+    pk = sub.add_parser("pack", help="cut a run's inputs into folders of at most --limit-mb (for a machine with an input limit per call)")
+    pk.add_argument("--bundle", required=True)
+    pk.add_argument("--base", required=True, help="folder with model.safetensors and config.json")
+    pk.add_argument("--init", help="the adapters to start from")
+    pk.add_argument("--half", action="store_true", help="the base model's matrices in f16")
+    pk.add_argument("--limit-mb", type=float, default=64.0, help="MiB per folder")
+    pk.add_argument("--out", required=True)
+    pk.set_defaults(fn=cmd_pack)
+    up = sub.add_parser("unpack", help="put the files of `pack`'s folders back together (one folder per call)")
+    up.add_argument("part", help="one folder made by pack")
+    up.add_argument("--into", required=True)
+    up.set_defaults(fn=cmd_unpack)
     a = ap.parse_args()
     a.fn(a)
 

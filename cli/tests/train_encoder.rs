@@ -127,3 +127,56 @@ fn interrupted_training_resumes_to_the_same_weights() {
     let moved = Command::new(&py).arg(&script).arg("compare").arg(a.join("last.safetensors")).arg(repo().join("models/code-encoder/adapter.safetensors")).output().unwrap();
     assert!(!moved.status.success(), "training changed nothing");
 }
+
+#[test]
+fn packed_inputs_are_rebuilt_on_the_other_side_and_train() {
+    let py = python();
+    let dir = tempfile::tempdir().unwrap();
+    let (pairs, _) = mined();
+    let script = repo().join("scripts/train-encoder.py");
+    let enc = std::env::var_os("BERYL_ENCODER_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/opt/beryl/encoder"));
+    let bundle = dir.path().join("bundle.xz");
+    run(Command::new(&py).arg(&script).args(["prepare", "--max-len", "48", "--pairs"]).arg(pairs).arg("--base").arg(&enc).arg("--out").arg(&bundle));
+    let init = repo().join("models/code-encoder/adapter.safetensors");
+    let packed = dir.path().join("packed");
+    run(Command::new(&py).arg(&script).arg("pack").arg("--bundle").arg(&bundle).arg("--base").arg(&enc).arg("--init").arg(&init)
+        .args(["--half", "--limit-mb", "20", "--out"]).arg(&packed));
+    // The f16 base (about 45 MB) does not fit one folder: its bytes are cut across several.
+    let mut parts: Vec<PathBuf> = std::fs::read_dir(&packed).unwrap().map(|e| e.unwrap().path()).collect();
+    parts.sort();
+    assert!(parts.len() >= 3, "{parts:?}");
+    for p in &parts {
+        let bytes: u64 = std::fs::read_dir(p).unwrap().map(|e| e.unwrap().metadata().unwrap().len()).sum();
+        assert!(bytes <= 20 << 20, "{} holds {bytes} bytes", p.display());
+    }
+    // Each folder unpacks with its own copy of the script, in any order; only the last completes.
+    let stage = dir.path().join("stage");
+    for (i, p) in parts.iter().rev().enumerate() {
+        let out = Command::new(&py).arg(p.join("train-encoder.py")).arg("unpack").arg(p).arg("--into").arg(&stage).output().unwrap();
+        let last = i + 1 == parts.len();
+        assert_eq!(out.status.code(), Some(if last { 0 } else { 3 }), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    assert_eq!(std::fs::read(stage.join("bundle.xz")).unwrap(), std::fs::read(&bundle).unwrap());
+    assert_eq!(std::fs::read(stage.join("init.safetensors")).unwrap(), std::fs::read(&init).unwrap());
+    let base = std::fs::metadata(stage.join("base/model.safetensors")).unwrap().len();
+    let full = std::fs::metadata(enc.join("model.safetensors")).unwrap().len();
+    assert!(base * 10 < full * 6, "f16 base {base} bytes against {full}");
+    // A damaged piece is refused, not trained on.
+    let bad = dir.path().join("bad");
+    let first = &parts[0];
+    let piece = std::fs::read_dir(first).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|e| e == "piece")).unwrap();
+    let mut bytes = std::fs::read(&piece).unwrap();
+    bytes[100] ^= 1;
+    std::fs::write(&piece, bytes).unwrap();
+    let mut codes = vec![];
+    for p in &parts {
+        codes.push(Command::new(&py).arg(&script).arg("unpack").arg(p).arg("--into").arg(&bad).output().unwrap());
+    }
+    let end = codes.last().unwrap();
+    assert!(!end.status.success() && String::from_utf8_lossy(&end.stderr).contains("does not match its hash"));
+    // The staged inputs train (the f16 base loads as the f32 one does).
+    let out = run(Command::new(&py).arg(stage.join("train-encoder.py")).arg("train").arg("--bundle").arg(stage.join("bundle.xz"))
+        .arg("--base").arg(stage.join("base")).arg("--init").arg(stage.join("init.safetensors")).arg("--run").arg(stage.join("run"))
+        .args(["--steps", "2", "--batch", "8", "--bf16", "off", "--threads", "2", "--eval-every", "0"]));
+    assert!(out.contains("finished at step 2/2"), "{out}");
+}
