@@ -368,6 +368,8 @@ def cmd_train(a):
     import torch
     F = torch.nn.functional
     torch.use_deterministic_algorithms(a.deterministic, warn_only=True)
+    if a.mining_block < 1:
+        sys.exit(f"--mining-block must be at least 1, not {a.mining_block}")
     if a.threads:
         torch.set_num_threads(a.threads)
     device = pick_device(torch, a.device)
@@ -431,9 +433,35 @@ def cmd_train(a):
         mined = {"hard": torch.full((len(arrays["package"]),), -1, dtype=torch.long)}
         src = teacher if teacher is not None else model
         t0 = time.time()
-        with torch.no_grad():
-            docs = encode(src, "doc", train_idx).half()
-            codes = encode(src, "code", train_idx).half()
+        # Encoded in blocks, each saved as it is done: on a CPU this stage takes hours, and an
+        # interrupted run goes on from its last block. The blocks are the same whether or not
+        # the run was interrupted, so a resumed run mines the very same negatives.
+        blocks_dir = os.path.join(a.run, "mining")
+        key = hashlib.sha256(json.dumps([identity["bundle"], identity["init"], bf16, a.mining_block]).encode()).hexdigest()[:12]
+        os.makedirs(blocks_dir, exist_ok=True)
+        done_now = 0
+
+        def encode_blocks(kind):
+            nonlocal done_now
+            out = []
+            for b0 in range(0, len(train_idx), a.mining_block):
+                path = os.path.join(blocks_dir, f"{kind}-{key}-{b0}.pt")
+                if os.path.exists(path) and not a.restart:
+                    v = torch.load(path)
+                else:
+                    if a.stop_mining_after is not None and done_now >= a.stop_mining_after:
+                        log(f"mining stopped after {done_now} blocks")
+                        sys.exit(0)
+                    with torch.no_grad():
+                        v = encode(src, kind, train_idx[b0:b0 + a.mining_block]).half().cpu()
+                    torch.save(v, path + ".tmp")
+                    os.replace(path + ".tmp", path)
+                    done_now += 1
+                out.append(v)
+            return torch.cat(out).to(device)
+
+        docs = encode_blocks("doc")
+        codes = encode_blocks("code")
         mined["target"] = torch.zeros((len(arrays["package"]), codes.shape[1]), dtype=torch.float16)
         mined["target"][torch.from_numpy(train_idx)] = codes.cpu()
         pk = arrays["package"][train_idx]
@@ -462,6 +490,8 @@ def cmd_train(a):
         mined["for"] = mined_for
         torch.save(mined, mined_path + ".tmp")
         os.replace(mined_path + ".tmp", mined_path)
+        import shutil
+        shutil.rmtree(blocks_dir, ignore_errors=True)
         log(f"hard negatives for {found} of {len(train_idx)} training pairs, {time.time() - t0:.0f} s")
     hard, target = mined["hard"], mined["target"]
 
@@ -841,6 +871,8 @@ def main():
     t.add_argument("--checkpoint-minutes", type=float, default=5.0)
     t.add_argument("--checkpoint-every", type=int, default=0)
     t.add_argument("--stop-after", type=int, help="stop after this step (an interruption, for tests)")
+    t.add_argument("--mining-block", type=int, default=8192, help="pairs encoded between two saves while mining hard negatives")
+    t.add_argument("--stop-mining-after", type=int, help="stop after encoding this many mining blocks (an interruption, for tests)")
     t.add_argument("--export", help="folder to keep a copy of the best adapters and the curve in, as they change")
     t.add_argument("--restart", action="store_true", help="ignore a checkpoint in --run")
     t.add_argument("--deterministic", action="store_true")

@@ -115,11 +115,18 @@ fn interrupted_training_resumes_to_the_same_weights() {
         run(&mut c)
     };
     let (a, b) = (dir.path().join("a"), dir.path().join("b"));
-    train(&a, &[]);
-    let first = train(&b, &["--stop-after", "3"]);
+    // Hard negatives are mined in blocks of 7 pairs, each saved: run b is first cut off
+    // while mining, then after 3 of its 6 steps.
+    train(&a, &["--mining-block", "7"]);
+    let mining = train(&b, &["--mining-block", "7", "--stop-mining-after", "2"]);
+    assert!(mining.contains("mining stopped after 2 blocks"), "{mining}");
+    assert_eq!(std::fs::read_dir(b.join("mining")).unwrap().count(), 2);
+    assert!(!b.join("mined.pt").exists());
+    let first = train(&b, &["--mining-block", "7", "--stop-after", "3"]);
     assert!(first.contains("stopped at step 3/6"), "{first}");
     assert!(b.join("checkpoint.pt").exists());
-    let second = train(&b, &[]);
+    assert!(b.join("mined.pt").exists() && !b.join("mining").exists());
+    let second = train(&b, &["--mining-block", "7"]);
     assert!(second.contains("resumed at step 3 of 6") && second.contains("finished at step 6/6"), "{second}");
     let same = run(Command::new(&py).arg(&script).arg("compare").arg(a.join("last.safetensors")).arg(b.join("last.safetensors")));
     assert!(same.contains("largest difference 0"), "{same}");
