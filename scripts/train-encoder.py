@@ -496,6 +496,8 @@ def cmd_train(a):
     hard, target = mined["hard"], mined["target"]
 
     spe = max(1, len(train_idx) // a.batch)
+    requested = a.steps or max(1, int(round(a.epochs * spe)))
+    eval_seconds = 0.0
     state = None
     if os.path.exists(ckpt_path) and not a.restart:
         state = torch.load(ckpt_path, weights_only=False)
@@ -515,13 +517,15 @@ def cmd_train(a):
         log(f"resumed at step {step} of {total}")
     else:
         step, curve, best = 0, [], None
-        total = a.steps or max(1, int(round(a.epochs * spe)))
+        total = requested
         if len(dev_idx):
             if teacher is not None and a.fresh:
                 r = dev_eval(teacher)
                 curve.append({"step": 0, "what": "current encoder (--init)", **r})
                 log("current encoder on dev", r)
+            t0 = time.time()
             r = dev_eval(model)
+            eval_seconds = time.time() - t0
             curve.append({"step": 0, "what": "start", **r})
             log("start on dev", r)
             # The start is a candidate too: a run never ships adapters worse than it began with.
@@ -535,7 +539,8 @@ def cmd_train(a):
             return a.lr * (s + 1) / warm
         return a.lr * max(0.0, (total - s) / max(1, total - warm))
 
-    fitted = bool(state and state.get("fitted"))
+    # How far --minutes has fitted the schedule: 0 not yet, 1 from a first estimate, 2 final.
+    fitted = (2 if state.get("fitted") is True else int(state.get("fitted") or 0)) if state else 0
 
     def save(path):
         lora = {}
@@ -549,8 +554,10 @@ def cmd_train(a):
         os.replace(tmp, path)
 
     def evaluate_and_keep():
-        nonlocal best
+        nonlocal best, eval_seconds
+        t0 = time.time()
         r = dev_eval(model)
+        eval_seconds = time.time() - t0
         curve.append({"step": step, "seconds": round(time.time() - t_start, 1), **r})
         log(f"step {step}/{total} dev {r}")
         if best is None or r["mean"] > best["mean"]:
@@ -572,6 +579,14 @@ def cmd_train(a):
     t_train = time.time()
     step0 = step
     timed = None
+    t_warm = t_mid = None
+
+    def fit_to_minutes(per):
+        # Steps that fit the time left, the dev evaluations to come included; never more
+        # than the run asked for (--steps or --epochs).
+        left = a.minutes * 60 - (time.time() - t_train)
+        cost = per + (eval_seconds / a.eval_every if a.eval_every and len(dev_idx) else 0.0)
+        return min(requested, max(step + 1, step + int(left / cost)))
     while step < total:
         if a.stop_after is not None and step >= a.stop_after:
             break
@@ -622,19 +637,29 @@ def cmd_train(a):
                 (vp * g[torch.tensor(part, device=device)]).sum().backward()
         opt.step()
         step += 1
-        if step - step0 == 5:
-            t_warm = time.time()
-        if step - step0 == 25 and a.minutes and timed is None and not (state and state.get("fitted")):
-            # Fit the schedule to the time budget once, from the step time of this process
-            # after five warm-up steps (the first steps of a GPU run are several times
-            # slower); the total is saved with the checkpoints, so a resumed run keeps it.
-            per = (time.time() - t_warm) / 20
-            fit = int((a.minutes * 60 - (time.time() - t_train)) / per) + step
-            timed = per
-            fitted = True
-            if fit < total:
-                log(f"{per:.2f} s per step: {total} steps do not fit {a.minutes} min, training {fit}")
-                total = max(step + 1, fit)
+        # --minutes fits the schedule to the time budget from this process's step time:
+        # first over steps 5-25 (the first steps of a GPU run are several times slower),
+        # then, since a GPU keeps speeding up for some dozens of steps more, once more over
+        # steps 25-125. The total is saved with the checkpoints, so a resumed run keeps it.
+        if a.minutes and fitted < 2:
+            if step - step0 == 5:
+                t_warm = time.time()
+            elif step - step0 == 25:
+                if fitted == 0:
+                    timed = (time.time() - t_warm) / 20
+                    fit = fit_to_minutes(timed)
+                    fitted = 1
+                    if fit < total:
+                        log(f"{timed:.2f} s per step: {total} steps do not fit {a.minutes} min, training {fit}")
+                        total = fit
+                t_mid = time.time()
+            elif step - step0 == 125 and t_mid is not None:
+                timed = (time.time() - t_mid) / 100
+                fit = fit_to_minutes(timed)
+                fitted = 2
+                if fit != total:
+                    log(f"{timed:.2f} s per step since step {step - 100}: training {fit} steps, not {total}")
+                    total = fit
         if step % a.log_every == 0:
             log(f"step {step}/{total} loss {loss.item():.4f} lr {lr_at(step - 1):.2e} {time.time() - t_start:.0f}s")
         if a.eval_every and step % a.eval_every == 0 and step < total and len(dev_idx):
