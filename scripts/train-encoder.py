@@ -378,6 +378,8 @@ def cmd_train(a):
     data = Data(arrays)
     dev_mask = arrays["dev"].astype(bool)
     train_idx = np.flatnonzero(~dev_mask)
+    if len(train_idx) == 0:
+        sys.exit(f"{a.bundle}: no training pairs (every pair is in the dev split)")
     dev_idx = np.flatnonzero(dev_mask)
     if a.limit_dev and len(dev_idx) > a.limit_dev:
         dev_idx = dev_idx[step_rng(a.seed, 7).permutation(len(dev_idx))[:a.limit_dev]]
@@ -385,7 +387,7 @@ def cmd_train(a):
     os.makedirs(a.run, exist_ok=True)
     ckpt_path = os.path.join(a.run, "checkpoint.pt")
     sha = lambda path: hashlib.sha256(open(path, "rb").read()).hexdigest() if path else None
-    identity = {"bundle": sha(a.bundle), "init": sha(a.init), "bf16": bf16}
+    identity = {"bundle": sha(a.bundle), "init": sha(a.init), "base": sha256_of(os.path.join(a.base, "model.safetensors")), "bf16": bf16}
     t_start = time.time()
 
     torch.manual_seed(a.seed)
@@ -424,7 +426,7 @@ def cmd_train(a):
     # Hard negatives and distillation targets, from the frozen current encoder; computed
     # once per run folder and reused on resume.
     mined_path = os.path.join(a.run, "mined.pt")
-    mined_for = {"bundle": identity["bundle"], "init": identity["init"], "hard_doc_max": a.hard_doc_max}
+    mined_for = {"bundle": identity["bundle"], "init": identity["init"], "base": identity["base"], "hard_doc_max": a.hard_doc_max}
     mined = torch.load(mined_path, weights_only=False) if os.path.exists(mined_path) and not a.restart else None
     if mined is not None and mined.get("for") != mined_for:
         log(f"{mined_path} was mined for another bundle, --init or --hard-doc-max: mining again")
@@ -433,21 +435,22 @@ def cmd_train(a):
         mined = {"hard": torch.full((len(arrays["package"]),), -1, dtype=torch.long)}
         src = teacher if teacher is not None else model
         t0 = time.time()
-        # Encoded in blocks, each saved as it is done: on a CPU this stage takes hours, and an
-        # interrupted run goes on from its last block. The blocks are the same whether or not
-        # the run was interrupted, so a resumed run mines the very same negatives.
+        # Encoded in blocks, each saved as it is done: on a CPU this stage takes an hour or
+        # more, and an interrupted run goes on from its last block. The blocks are the same
+        # whether or not the run was interrupted, so a resumed run mines the same negatives.
         blocks_dir = os.path.join(a.run, "mining")
-        key = hashlib.sha256(json.dumps([identity["bundle"], identity["init"], bf16, a.mining_block]).encode()).hexdigest()[:12]
+        key = hashlib.sha256(json.dumps([identity, a.mining_block, a.encode_chunk]).encode()).hexdigest()[:12]
         os.makedirs(blocks_dir, exist_ok=True)
-        done_now = 0
+        done_now = reused = 0
 
         def encode_blocks(kind):
-            nonlocal done_now
+            nonlocal done_now, reused
             out = []
             for b0 in range(0, len(train_idx), a.mining_block):
                 path = os.path.join(blocks_dir, f"{kind}-{key}-{b0}.pt")
-                if os.path.exists(path) and not a.restart:
-                    v = torch.load(path)
+                v = torch.load(path) if os.path.exists(path) and not a.restart else None
+                if v is not None and len(v) == len(train_idx[b0:b0 + a.mining_block]):
+                    reused += 1
                 else:
                     if a.stop_mining_after is not None and done_now >= a.stop_mining_after:
                         log(f"mining stopped after {done_now} blocks")
@@ -462,6 +465,8 @@ def cmd_train(a):
 
         docs = encode_blocks("doc")
         codes = encode_blocks("code")
+        if reused:
+            log(f"mining: {reused} blocks from an earlier process, {done_now} encoded now")
         mined["target"] = torch.zeros((len(arrays["package"]), codes.shape[1]), dtype=torch.float16)
         mined["target"][torch.from_numpy(train_idx)] = codes.cpu()
         pk = arrays["package"][train_idx]
@@ -762,12 +767,16 @@ def half_base(base, out):
 def cmd_pack(a):
     """Inputs of a training run cut into folders of at most --limit-mb each, for a machine
     that takes a bounded amount of input per call: each folder travels in its own call and
-    `unpack` puts the files back together there, checking every file's hash."""
+    `unpack` puts the files back together there, checking every piece's and file's hash."""
     import shutil, tempfile
     limit = int(a.limit_mb * 2**20)
+    if os.path.isdir(a.out) and os.listdir(a.out):
+        sys.exit(f"{a.out} is not empty: pack into a new folder (old parts would travel too)")
     tmp = tempfile.mkdtemp(prefix="pack-")
     try:
         files = [("bundle.xz", a.bundle), ("base/config.json", os.path.join(a.base, "config.json"))]
+        if os.path.exists(os.path.join(a.base, "tokenizer.json")):
+            files.append(("base/tokenizer.json", os.path.join(a.base, "tokenizer.json")))
         if a.half:
             half_base(a.base, os.path.join(tmp, "model.safetensors"))
             files.append(("base/model.safetensors", os.path.join(tmp, "model.safetensors")))
@@ -777,11 +786,12 @@ def cmd_pack(a):
             files.append(("init.safetensors", a.init))
         files.sort(key=lambda f: -os.path.getsize(f[1]))
         script = os.path.abspath(__file__)
-        # Every folder carries this script (to unpack itself) and the list of files.
-        fixed = os.path.getsize(script) + 64 * 1024
-        if limit <= fixed + 1024:
+        # Every folder carries this script (to unpack itself) and the listing; room is kept
+        # for both, and each folder's size is checked once written.
+        reserve = os.path.getsize(script) + 64 * 1024
+        if limit <= reserve + 1024:
             sys.exit(f"--limit-mb {a.limit_mb} leaves no room for data")
-        room = limit - fixed
+        room = limit - reserve
         parts, cur, left = [], [], room
         for name, path in files:
             size, off = os.path.getsize(path), 0
@@ -797,38 +807,59 @@ def cmd_pack(a):
             parts.append(cur)
         listing = {"files": {name: {"size": os.path.getsize(path), "sha256": sha256_of(path)} for name, path in files},
                    "pieces": [], "parts": len(parts)}
-        os.makedirs(a.out, exist_ok=True)
+        pieces = []
         for i, part in enumerate(parts):
-            d = os.path.join(a.out, f"part{i + 1}")
-            os.makedirs(d, exist_ok=True)
             for j, (name, path, off, n) in enumerate(part):
-                piece = f"{i + 1}.{j}.piece"
-                with open(path, "rb") as f, open(os.path.join(d, piece), "wb") as g:
+                with open(path, "rb") as f:
                     f.seek(off)
-                    g.write(f.read(n))
-                listing["pieces"].append({"part": i + 1, "piece": piece, "file": name, "offset": off, "bytes": n})
+                    data = f.read(n)
+                pieces.append((i + 1, f"{i + 1}.{j}.piece", data))
+                listing["pieces"].append({"part": i + 1, "piece": f"{i + 1}.{j}.piece", "file": name, "offset": off,
+                                          "bytes": n, "sha256": hashlib.sha256(data).hexdigest()})
+                del data
+        # Pieces of two packs never mix where they are staged: they live under the pack's id.
+        listing["id"] = hashlib.sha256(json.dumps(listing, sort_keys=True).encode()).hexdigest()[:16]
+        os.makedirs(a.out, exist_ok=True)
         for i in range(len(parts)):
             d = os.path.join(a.out, f"part{i + 1}")
+            os.makedirs(d)
+            for part, piece, data in pieces:
+                if part == i + 1:
+                    open(os.path.join(d, piece), "wb").write(data)
             shutil.copyfile(script, os.path.join(d, "train-encoder.py"))
             json.dump(listing, open(os.path.join(d, "pack.json"), "w"), indent=1)
             total = sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d))
-            log(f"{d}: {total / 1e6:.1f} MB")
+            if total > limit:
+                sys.exit(f"{d}: {total} bytes, over the limit of {limit}")
+            log(f"{d}: {total / 2**20:.1f} MiB")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
 def cmd_unpack(a):
     """Copies a folder made by `pack` into --into; once every piece is there, rebuilds the
-    files and checks their hashes (exit 0 only then; 3 while pieces are missing)."""
+    files and checks their hashes. Exit 0 when the files are there and whole (also when an
+    earlier call rebuilt them), 3 while parts are missing."""
     import shutil
     listing = json.load(open(os.path.join(a.part, "pack.json")))
-    os.makedirs(os.path.join(a.into, "pieces"), exist_ok=True)
+
+    def whole(name, info):
+        dst = os.path.join(a.into, name)
+        return os.path.exists(dst) and os.path.getsize(dst) == info["size"] and sha256_of(dst) == info["sha256"]
+
+    if all(whole(n, i) for n, i in listing["files"].items()):
+        log(f"{a.into}: {len(listing['files'])} files already rebuilt and checked")
+        return
+    staged = os.path.join(a.into, f"pieces-{listing['id']}")
+    os.makedirs(staged, exist_ok=True)
+    shutil.copyfile(os.path.join(a.part, "train-encoder.py"), os.path.join(a.into, "train-encoder.py"))
     for e in listing["pieces"]:
         src = os.path.join(a.part, e["piece"])
         if os.path.exists(src):
-            shutil.copyfile(src, os.path.join(a.into, "pieces", e["piece"]))
-    shutil.copyfile(os.path.join(a.part, "train-encoder.py"), os.path.join(a.into, "train-encoder.py"))
-    missing = sorted({e["part"] for e in listing["pieces"] if not os.path.exists(os.path.join(a.into, "pieces", e["piece"]))})
+            if sha256_of(src) != e["sha256"]:
+                sys.exit(f"{src}: damaged piece (its hash differs); send part {e['part']} again")
+            shutil.copyfile(src, os.path.join(staged, e["piece"]))
+    missing = sorted({e["part"] for e in listing["pieces"] if not os.path.exists(os.path.join(staged, e["piece"]))})
     if missing:
         log(f"{a.into}: waiting for part(s) {', '.join(map(str, missing))}")
         sys.exit(3)
@@ -837,11 +868,11 @@ def cmd_unpack(a):
         os.makedirs(os.path.dirname(dst) or ".", exist_ok=True)
         with open(dst + ".tmp", "wb") as g:
             for e in sorted((e for e in listing["pieces"] if e["file"] == name), key=lambda e: e["offset"]):
-                g.write(open(os.path.join(a.into, "pieces", e["piece"]), "rb").read())
+                g.write(open(os.path.join(staged, e["piece"]), "rb").read())
         if os.path.getsize(dst + ".tmp") != info["size"] or sha256_of(dst + ".tmp") != info["sha256"]:
             sys.exit(f"{name}: rebuilt file does not match its hash")
         os.replace(dst + ".tmp", dst)
-    shutil.rmtree(os.path.join(a.into, "pieces"))
+    shutil.rmtree(staged)
     log(f"{a.into}: {len(listing['files'])} files rebuilt and checked ({', '.join(sorted(listing['files']))})")
 
 
@@ -899,7 +930,7 @@ def main():
     t.add_argument("--mining-block", type=int, default=8192, help="pairs encoded between two saves while mining hard negatives")
     t.add_argument("--stop-mining-after", type=int, help="stop after encoding this many mining blocks (an interruption, for tests)")
     t.add_argument("--export", help="folder to keep a copy of the best adapters and the curve in, as they change")
-    t.add_argument("--restart", action="store_true", help="ignore a checkpoint in --run")
+    t.add_argument("--restart", action="store_true", help="ignore a checkpoint and saved mining work in --run (leave it out to resume)")
     t.add_argument("--deterministic", action="store_true")
     t.set_defaults(fn=cmd_train)
     r = sub.add_parser("reference")

@@ -123,6 +123,7 @@ fn interrupted_training_resumes_to_the_same_weights() {
     assert_eq!(std::fs::read_dir(b.join("mining")).unwrap().count(), 2);
     assert!(!b.join("mined.pt").exists());
     let first = train(&b, &["--mining-block", "7", "--stop-after", "3"]);
+    assert!(first.contains("mining: 2 blocks from an earlier process"), "{first}");
     assert!(first.contains("stopped at step 3/6"), "{first}");
     assert!(b.join("checkpoint.pt").exists());
     assert!(b.join("mined.pt").exists() && !b.join("mining").exists());
@@ -168,19 +169,34 @@ fn packed_inputs_are_rebuilt_on_the_other_side_and_train() {
     let base = std::fs::metadata(stage.join("base/model.safetensors")).unwrap().len();
     let full = std::fs::metadata(enc.join("model.safetensors")).unwrap().len();
     assert!(base * 10 < full * 6, "f16 base {base} bytes against {full}");
-    // A damaged piece is refused, not trained on.
+    // Unpacking again (a retried call) finds the files whole.
+    let again = run(Command::new(&py).arg(&script).arg("unpack").arg(&parts[0]).arg("--into").arg(&stage));
+    assert!(again.contains("already rebuilt and checked"), "{again}");
+    // A folder that holds a pack is not packed into again.
+    let refused = Command::new(&py).arg(&script).arg("pack").arg("--bundle").arg(&bundle).arg("--base").arg(&enc).arg("--out").arg(&packed).output().unwrap();
+    assert!(!refused.status.success() && String::from_utf8_lossy(&refused.stderr).contains("is not empty"));
+    // The f16 base gives the f32 base's vectors, to within a rounding far below bf16's.
+    let (r16, r32) = (dir.path().join("r16.json"), dir.path().join("r32.json"));
+    run(Command::new(&py).arg(&script).arg("reference").arg("--base").arg(stage.join("base")).arg("--adapter").arg(&init).arg("--out").arg(&r16));
+    run(Command::new(&py).arg(&script).arg("reference").arg("--base").arg(&enc).arg("--adapter").arg(&init).arg("--out").arg(&r32));
+    let vectors = |p: &Path| -> Vec<Vec<f64>> {
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+        serde_json::from_value(v["vectors"].clone()).unwrap()
+    };
+    for (x, y) in vectors(&r16).iter().zip(vectors(&r32).iter()) {
+        let cos: f64 = x.iter().zip(y).map(|(a, b)| a * b).sum();
+        assert!(cos > 0.99999, "cosine {cos}");
+    }
+    // A damaged piece is refused where it arrives, naming the part to send again.
     let bad = dir.path().join("bad");
     let first = &parts[0];
     let piece = std::fs::read_dir(first).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|e| e == "piece")).unwrap();
     let mut bytes = std::fs::read(&piece).unwrap();
     bytes[100] ^= 1;
     std::fs::write(&piece, bytes).unwrap();
-    let mut codes = vec![];
-    for p in &parts {
-        codes.push(Command::new(&py).arg(&script).arg("unpack").arg(p).arg("--into").arg(&bad).output().unwrap());
-    }
-    let end = codes.last().unwrap();
-    assert!(!end.status.success() && String::from_utf8_lossy(&end.stderr).contains("does not match its hash"));
+    let damaged = Command::new(&py).arg(&script).arg("unpack").arg(first).arg("--into").arg(&bad).output().unwrap();
+    let msg = String::from_utf8_lossy(&damaged.stderr);
+    assert!(!damaged.status.success() && msg.contains("damaged piece") && msg.contains("send part 1 again"), "{msg}");
     // The staged inputs train (the f16 base loads as the f32 one does).
     let out = run(Command::new(&py).arg(stage.join("train-encoder.py")).arg("train").arg("--bundle").arg(stage.join("bundle.xz"))
         .arg("--base").arg(stage.join("base")).arg("--init").arg(stage.join("init.safetensors")).arg("--run").arg(stage.join("run"))
