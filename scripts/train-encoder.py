@@ -34,7 +34,7 @@ interrupted (`tests/train_encoder.rs`); on a GPU, kernels that do not add in a f
 make any two runs differ in the last bits, interrupted or not. `--minutes` fits the number
 of steps to a measured speed, so runs with it are not reproducible; `--steps` is.
 """
-import argparse, hashlib, io, json, lzma, math, os, random, re, sys, time
+import argparse, hashlib, io, json, lzma, math, os, random, re, shutil, sys, time
 
 import numpy as np
 
@@ -148,8 +148,8 @@ def cmd_prepare(a):
     meta = {
         "pairs": len(pairs), "packages": packages, "dev_pairs": int(arrays["dev"].sum()),
         "max_len": a.max_len, "doc_tokens": a.doc_tokens, "name_free_changed": changed,
-        "tokenizer_sha256": hashlib.sha256(open(os.path.join(a.base, "tokenizer.json"), "rb").read()).hexdigest(),
-        "pairs_sha256": hashlib.sha256(open(a.pairs, "rb").read()).hexdigest(),
+        "tokenizer_sha256": sha256_of(os.path.join(a.base, "tokenizer.json")),
+        "pairs_sha256": sha256_of(a.pairs),
     }
     arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
     buf = io.BytesIO()
@@ -386,8 +386,8 @@ def cmd_train(a):
         dev_idx.sort()
     os.makedirs(a.run, exist_ok=True)
     ckpt_path = os.path.join(a.run, "checkpoint.pt")
-    sha = lambda path: hashlib.sha256(open(path, "rb").read()).hexdigest() if path else None
-    identity = {"bundle": sha(a.bundle), "init": sha(a.init), "base": sha256_of(os.path.join(a.base, "model.safetensors")), "bf16": bf16}
+    identity = {"bundle": sha256_of(a.bundle), "init": sha256_of(a.init) if a.init else None,
+                "base": sha256_of(os.path.join(a.base, "model.safetensors")), "bf16": bf16}
     t_start = time.time()
 
     torch.manual_seed(a.seed)
@@ -495,7 +495,6 @@ def cmd_train(a):
         mined["for"] = mined_for
         torch.save(mined, mined_path + ".tmp")
         os.replace(mined_path + ".tmp", mined_path)
-        import shutil
         shutil.rmtree(blocks_dir, ignore_errors=True)
         log(f"hard negatives for {found} of {len(train_idx)} training pairs, {time.time() - t0:.0f} s")
     hard, target = mined["hard"], mined["target"]
@@ -574,7 +573,6 @@ def cmd_train(a):
         # A copy of what is worth keeping, kept current while the run goes on, for a
         # machine whose run may be cut off.
         if a.export:
-            import shutil
             os.makedirs(a.export, exist_ok=True)
             if os.path.exists(os.path.join(a.run, "best.safetensors")):
                 shutil.copyfile(os.path.join(a.run, "best.safetensors"), os.path.join(a.export, "best.safetensors"))
@@ -688,7 +686,6 @@ def cmd_train(a):
     json.dump(report, open(os.path.join(a.run, "report.json"), "w"), indent=1)
     export()
     if a.export:
-        import shutil
         shutil.copyfile(os.path.join(a.run, "report.json"), os.path.join(a.export, "report.json"))
     log(f"{'finished' if step >= total else 'stopped'} at step {step}/{total}; best {best}")
 
@@ -711,7 +708,7 @@ def cmd_reference(a):
 
 def cmd_ship(a):
     """The run's best adapters (f16) with reference vectors and a manifest, into --out."""
-    import gzip, shutil
+    import gzip
     os.makedirs(a.out, exist_ok=True)
     report = json.load(open(os.path.join(a.run, "report.json")))
     best = os.path.join(a.run, "best.safetensors")
@@ -725,11 +722,11 @@ def cmd_ship(a):
     dev_packages = sorted({r[0] for r in rows if r[2] == "dev"})
     manifest = {
         "what": "LoRA adapters for all-MiniLM-L6-v2: code search from descriptions (scripts/train-encoder.py)",
-        "adapter_sha256": hashlib.sha256(open(a.adapter, "rb").read()).hexdigest(),
+        "adapter_sha256": sha256_of(a.adapter),
         "rank": report["rank"], "alpha": report["alpha"], "dtype": "f16",
         "pairs": {"list": os.path.relpath(a.list), "total": len(rows), "train": sum(r[2] == "train" for r in rows),
                   "dev": sum(r[2] == "dev" for r in rows), "packages": len(packages), "dev_packages": dev_packages,
-                  "list_sha256": hashlib.sha256(open(a.list, "rb").read()).hexdigest()},
+                  "list_sha256": sha256_of(a.list)},
         "training": {**{k: report.get(k) for k in ("step", "total_steps", "steps_per_epoch", "device", "bf16", "training_pairs", "dev_pairs")},
                      "seconds_of_the_last_process": report.get("seconds"), "identity": report.get("identity")},
         "recipe": {**{k: report["args"][k] for k in ("batch", "lr", "scale", "neutral", "random", "name_free", "twin", "hard", "hard_doc_max", "seed", "fresh")},
@@ -768,7 +765,7 @@ def cmd_pack(a):
     """Inputs of a training run cut into folders of at most --limit-mb each, for a machine
     that takes a bounded amount of input per call: each folder travels in its own call and
     `unpack` puts the files back together there, checking every piece's and file's hash."""
-    import shutil, tempfile
+    import tempfile
     limit = int(a.limit_mb * 2**20)
     if os.path.isdir(a.out) and os.listdir(a.out):
         sys.exit(f"{a.out} is not empty: pack into a new folder (old parts would travel too)")
@@ -807,25 +804,21 @@ def cmd_pack(a):
             parts.append(cur)
         listing = {"files": {name: {"size": os.path.getsize(path), "sha256": sha256_of(path)} for name, path in files},
                    "pieces": [], "parts": len(parts)}
-        pieces = []
         for i, part in enumerate(parts):
+            d = os.path.join(a.out, f"part{i + 1}")
+            os.makedirs(d)
             for j, (name, path, off, n) in enumerate(part):
+                piece = f"{i + 1}.{j}.piece"
                 with open(path, "rb") as f:
                     f.seek(off)
                     data = f.read(n)
-                pieces.append((i + 1, f"{i + 1}.{j}.piece", data))
-                listing["pieces"].append({"part": i + 1, "piece": f"{i + 1}.{j}.piece", "file": name, "offset": off,
+                open(os.path.join(d, piece), "wb").write(data)
+                listing["pieces"].append({"part": i + 1, "piece": piece, "file": name, "offset": off,
                                           "bytes": n, "sha256": hashlib.sha256(data).hexdigest()})
-                del data
         # Pieces of two packs never mix where they are staged: they live under the pack's id.
         listing["id"] = hashlib.sha256(json.dumps(listing, sort_keys=True).encode()).hexdigest()[:16]
-        os.makedirs(a.out, exist_ok=True)
         for i in range(len(parts)):
             d = os.path.join(a.out, f"part{i + 1}")
-            os.makedirs(d)
-            for part, piece, data in pieces:
-                if part == i + 1:
-                    open(os.path.join(d, piece), "wb").write(data)
             shutil.copyfile(script, os.path.join(d, "train-encoder.py"))
             json.dump(listing, open(os.path.join(d, "pack.json"), "w"), indent=1)
             total = sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d))
@@ -840,7 +833,6 @@ def cmd_unpack(a):
     """Copies a folder made by `pack` into --into; once every piece is there, rebuilds the
     files and checks their hashes. Exit 0 when the files are there and whole (also when an
     earlier call rebuilt them), 3 while parts are missing."""
-    import shutil
     listing = json.load(open(os.path.join(a.part, "pack.json")))
 
     def whole(name, info):

@@ -96,8 +96,17 @@ fn benchmark_packages_are_never_mined() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("must not be mined"));
 }
 
-#[test]
-fn interrupted_training_resumes_to_the_same_weights() {
+/// The trainer's Python, script and base model, with a bundle of yaml-cpp's pairs (short
+/// inputs, so that a few steps run in seconds) in a fresh folder.
+struct Trainer {
+    py: PathBuf,
+    script: PathBuf,
+    enc: PathBuf,
+    dir: tempfile::TempDir,
+    bundle: PathBuf,
+}
+
+fn trainer() -> Trainer {
     let py = python();
     let dir = tempfile::tempdir().unwrap();
     let (pairs, _) = mined();
@@ -105,6 +114,12 @@ fn interrupted_training_resumes_to_the_same_weights() {
     let enc = std::env::var_os("BERYL_ENCODER_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/opt/beryl/encoder"));
     let bundle = dir.path().join("bundle.xz");
     run(Command::new(&py).arg(&script).args(["prepare", "--max-len", "48", "--pairs"]).arg(pairs).arg("--base").arg(&enc).arg("--out").arg(&bundle));
+    Trainer { py, script, enc, dir, bundle }
+}
+
+#[test]
+fn interrupted_training_resumes_to_the_same_weights() {
+    let Trainer { py, script, enc, dir, bundle } = trainer();
     let train = |run_dir: &Path, extra: &[&str]| {
         let mut c = Command::new(&py);
         c.arg(&script).arg("train").arg("--bundle").arg(&bundle).arg("--base").arg(&enc);
@@ -138,13 +153,7 @@ fn interrupted_training_resumes_to_the_same_weights() {
 
 #[test]
 fn packed_inputs_are_rebuilt_on_the_other_side_and_train() {
-    let py = python();
-    let dir = tempfile::tempdir().unwrap();
-    let (pairs, _) = mined();
-    let script = repo().join("scripts/train-encoder.py");
-    let enc = std::env::var_os("BERYL_ENCODER_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/opt/beryl/encoder"));
-    let bundle = dir.path().join("bundle.xz");
-    run(Command::new(&py).arg(&script).args(["prepare", "--max-len", "48", "--pairs"]).arg(pairs).arg("--base").arg(&enc).arg("--out").arg(&bundle));
+    let Trainer { py, script, enc, dir, bundle } = trainer();
     let init = repo().join("models/code-encoder/adapter.safetensors");
     let packed = dir.path().join("packed");
     run(Command::new(&py).arg(&script).arg("pack").arg("--bundle").arg(&bundle).arg("--base").arg(&enc).arg("--init").arg(&init)
