@@ -4,8 +4,9 @@
 use beryl::corpus::WalkOptions;
 use beryl::features::{CacheAt, TextEncoders, TextModel};
 use beryl::search::hybrid::Method;
+use beryl::search::limits::QueryLimits;
 use clap::ValueEnum;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// A text encoder, as `--encoder`, `--function-encoder` and `--text-model` name it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -120,5 +121,51 @@ impl EncoderArgs {
     /// The encoders, each with its persistent vector cache.
     pub fn load(self, threads: Option<usize>) -> TextEncoders {
         TextEncoders::new(self.statements.into(), self.functions.into(), Some(all_cores(threads)), CacheAt::Default)
+    }
+}
+
+/// How large a query may be (`beryl search`, `beryl mcp`, `beryl pcode`).
+#[derive(clap::Args, Clone, Copy, Debug)]
+#[command(next_help_heading = "Query limits")]
+pub struct QueryLimitArgs {
+    /// Largest query in bytes; a file, pipe or device is read no further.
+    #[arg(long, value_name = "N", default_value_t = QueryLimits::default().bytes)]
+    pub max_query_bytes: usize,
+    /// Most lines in a query.
+    #[arg(long, value_name = "N", default_value_t = QueryLimits::default().lines)]
+    pub max_query_lines: usize,
+    /// Most statement nodes in a pseudocode query's graph.
+    #[arg(long, value_name = "N", default_value_t = QueryLimits::default().nodes)]
+    pub max_query_nodes: usize,
+    /// Most levels of statements nested in one another in a pseudocode query.
+    #[arg(long, value_name = "N", default_value_t = QueryLimits::default().depth)]
+    pub max_query_depth: usize,
+}
+
+impl QueryLimitArgs {
+    pub fn limits(&self) -> QueryLimits {
+        QueryLimits { bytes: self.max_query_bytes, lines: self.max_query_lines, nodes: self.max_query_nodes, depth: self.max_query_depth }
+    }
+}
+
+/// The text of a query file (`-`: standard input), read no further than `limits` allow.
+pub fn read_query(path: &Path, limits: &QueryLimits) -> anyhow::Result<String> {
+    use anyhow::Context;
+    if path.as_os_str() == "-" {
+        return limits.read(std::io::stdin().lock()).context("reading the query from standard input");
+    }
+    let f = std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
+    if f.metadata().is_ok_and(|m| m.is_dir()) {
+        anyhow::bail!("reading {}: it is a directory", path.display());
+    }
+    limits.read(f).with_context(|| format!("reading {}", path.display()))
+}
+
+/// A count of at least one (`--top`).
+pub fn positive(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
     }
 }

@@ -1,15 +1,17 @@
 //! `beryl pcode …`: check, convert and graph pseudocode; train the line classifier.
 
+use crate::args::read_query;
 use anyhow::{Context, Result};
 use beryl::pcode::{self, Classifier};
+use beryl::search::limits::QueryLimits;
 use clap::{Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 #[derive(Subcommand)]
 pub enum PcodeCmd {
-    /// Parse a p-code file and report syntax errors.
+    /// Parse a p-code file (`-`: standard input) and report syntax errors.
     Check { file: PathBuf },
-    /// Convert plain pseudocode to p-code (printed on stdout).
+    /// Convert plain pseudocode (a file, or `-` for standard input) to p-code, printed on stdout.
     Convert {
         file: PathBuf,
         /// Classifier model (default: models/pcode-classifier.bin, or $BERYL_PCODE_MODEL).
@@ -49,7 +51,7 @@ pub fn run(cmd: PcodeCmd) -> Result<()> {
     let with_file = |e: pcode::PcodeError, f: &std::path::Path| anyhow::anyhow!("{}", e.with_file(&f.display().to_string()));
     match cmd {
         PcodeCmd::Check { file } => {
-            let src = pcode::read_file(&file)?;
+            let src = read_query(&file, &QueryLimits::default())?;
             let procs = pcode::graphs(&src, 0).map_err(|e| with_file(e, &file))?;
             let names: Vec<&str> = procs.iter().map(|p| p.meta.name.as_str()).collect();
             println!("{}: ok ({} procedures: {})", file.display(), procs.len(), names.join(", "));
@@ -57,12 +59,12 @@ pub fn run(cmd: PcodeCmd) -> Result<()> {
         PcodeCmd::Convert { file, model } => {
             let path = model.unwrap_or_else(Classifier::default_path);
             let clf = Classifier::load(&path).with_context(|| format!("loading classifier {}", path.display()))?;
-            let src = pcode::read_file(&file)?;
+            let src = read_query(&file, &QueryLimits::default())?;
             let conv = pcode::convert(&src, &clf).map_err(|e| with_file(e, &file))?;
             print!("{}", conv.pcode);
         }
         PcodeCmd::Graph { file, format } => {
-            let src = pcode::read_file(&file)?;
+            let src = read_query(&file, &QueryLimits::default())?;
             let procs = pcode::graphs(&src, 0).map_err(|e| with_file(e, &file))?;
             let calls = pcode::call_sites(&procs);
             match format {

@@ -1,6 +1,6 @@
 //! `beryl search`: pseudocode or English against an index.
 
-use crate::args::{all_cores, MethodArg};
+use crate::args::{all_cores, positive, read_query, MethodArg, QueryLimitArgs};
 use anyhow::{bail, Context, Result};
 use beryl::index::Index;
 use beryl::pcode::Classifier;
@@ -8,7 +8,6 @@ use beryl::report;
 use beryl::search::hybrid::Method;
 use beryl::search::hybrid::Ranker;
 use beryl::search::{self, SearchOptions};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
@@ -18,8 +17,8 @@ pub struct SearchArgs {
     /// A pseudocode file (p-code or plain), `-` for standard input.
     #[arg(long, conflicts_with = "query")]
     pseudo: Option<PathBuf>,
-    /// Results to show.
-    #[arg(long, default_value_t = 10)]
+    /// Results to show (at least 1).
+    #[arg(long, default_value_t = 10, value_parser = positive)]
     top: usize,
     /// Index directory.
     #[arg(long, default_value = ".beryl")]
@@ -28,12 +27,12 @@ pub struct SearchArgs {
     #[arg(long)]
     model: Option<PathBuf>,
     /// Natural language: match sentences to code nodes and group them, like pseudocode.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "pseudo")]
     fragments: bool,
-    /// Pseudocode search method: hybrid (every signal, learned scorer), beryllium (the
-    /// paper's node matching and grouping), bm25, name, dense.
-    #[arg(long, value_enum, default_value_t = MethodArg::Hybrid)]
-    method: MethodArg,
+    /// Pseudocode search method (with --pseudo): hybrid (default: every signal, learned
+    /// scorer), beryllium (the paper's node matching and grouping), bm25, name, dense.
+    #[arg(long, value_enum)]
+    method: Option<MethodArg>,
     /// Ranker weights for --method hybrid (default: models/ranker/weights.json).
     #[arg(long)]
     ranker: Option<PathBuf>,
@@ -59,27 +58,33 @@ pub struct SearchArgs {
     /// (http://HOST:PORT/PATH, from scripts/cluster/serve.py) instead of an index here.
     #[arg(long, value_name = "URL")]
     cluster: Option<String>,
+    #[command(flatten)]
+    limits: QueryLimitArgs,
 }
 
 pub fn run(a: SearchArgs) -> Result<()> {
+    let limits = a.limits.limits();
+    if a.pseudo.is_none() && a.method.is_some() {
+        bail!("--method chooses how pseudocode (--pseudo FILE) is matched; an English query is matched by function text vectors, or by statements with --fragments");
+    }
     let (text, name) = match (&a.pseudo, &a.query) {
-        (Some(p), _) if p.as_os_str() == "-" => {
-            let mut s = String::new();
-            std::io::stdin().read_to_string(&mut s).context("reading the query from standard input")?;
-            (s, PathBuf::from("<stdin>"))
+        (Some(p), _) if p.as_os_str() == "-" => (read_query(p, &limits)?, PathBuf::from("<stdin>")),
+        (Some(p), _) => (read_query(p, &limits)?, p.clone()),
+        (None, Some(q)) => {
+            limits.check_text(q)?;
+            (q.clone(), PathBuf::from("<query>"))
         }
-        (Some(p), _) => (std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?, p.clone()),
-        (None, Some(q)) => (q.clone(), PathBuf::from("<query>")),
         (None, None) => bail!("give a natural-language QUERY or --pseudo FILE"),
     };
+    let method = a.method.unwrap_or(MethodArg::Hybrid);
     if let Some(url) = &a.cluster {
-        if a.fragments || a.pseudo.is_some() && a.method != MethodArg::Hybrid {
+        if a.fragments || a.pseudo.is_some() && method != MethodArg::Hybrid {
             bail!("a cluster serves hybrid pseudocode search and natural-language search over function vectors");
         }
         let body = if a.pseudo.is_some() {
-            serde_json::json!({ "pseudo": text, "name": name.display().to_string(), "top": a.top.max(1) })
+            serde_json::json!({ "pseudo": text, "name": name.display().to_string(), "top": a.top })
         } else {
-            serde_json::json!({ "text": text, "top": a.top.max(1) })
+            serde_json::json!({ "text": text, "top": a.top })
         };
         let r = crate::http::post_json(url, &body).with_context(|| format!("asking the cluster at {url}"))?;
         if let Some(e) = r.get("error").and_then(|e| e.as_str()) {
@@ -93,13 +98,13 @@ pub fn run(a: SearchArgs) -> Result<()> {
     // A query has a handful of texts: encoding them costs milliseconds, while opening the
     // persistent vector cache of a large corpus reads it whole (about 1 GB for 2.7 M lines).
     let enc = idx.encoders(Some(all_cores(a.threads)));
-    let opts = SearchOptions { top: a.top.max(1), k: a.k.max(1), radius: a.radius, ..SearchOptions::default() };
+    let opts = SearchOptions { top: a.top, k: a.k.max(1), radius: a.radius, limits, ..SearchOptions::default() };
     let r = if a.pseudo.is_some() {
         let clf = || {
             let p = Classifier::default_path();
             Classifier::load(&p)
         };
-        let method = Method::from(a.method);
+        let method = Method::from(method);
         let ranker = match method {
             Method::Hybrid => Some(load_ranker(a.ranker.as_deref())?),
             _ => None,

@@ -65,6 +65,16 @@ pub fn run(a: WatchArgs) -> Result<()> {
     for r in &roots {
         watcher.watch(r, RecursiveMode::Recursive).with_context(|| format!("watching {}", r.display()))?;
     }
+    // A watch ends with the folder it watches: each root's parent is watched too, so a
+    // root removed and made again (a checkout, a restore) is watched again.
+    let root_paths: Vec<PathBuf> = roots.iter().map(|r| abs(r)).collect();
+    for r in &root_paths {
+        if let Some(parent) = r.parent().filter(|_| r.is_dir()) {
+            if let Err(e) = watcher.watch(parent, RecursiveMode::NonRecursive) {
+                log::warn!("watching {}: {e}; a root removed and made again will not be seen", parent.display());
+            }
+        }
+    }
     // Watching first, then indexing: a change made meanwhile is seen by the next update.
     let r = build(opts.force)?;
     if r.up_to_date {
@@ -81,7 +91,20 @@ pub fn run(a: WatchArgs) -> Result<()> {
             let wait = if pending { quiet.saturating_sub(last.elapsed()) } else { Duration::from_secs(3600) };
             match rx.recv_timeout(wait) {
                 Ok(Ok(ev)) => {
-                    if ev.paths.iter().map(|p| abs(p)).any(|p| relevant(&p, &index_dir)) {
+                    let paths: Vec<PathBuf> = ev.paths.iter().map(|p| abs(p)).collect();
+                    for (r, given) in root_paths.iter().zip(&roots) {
+                        if paths.contains(r) && r.is_dir() {
+                            // Made again: its old watch died with it.
+                            let _ = watcher.unwatch(given);
+                            match watcher.watch(given, RecursiveMode::Recursive) {
+                                Ok(()) => log::info!("{} appeared again: watching it", r.display()),
+                                Err(e) => log::warn!("watching {} again: {e}", r.display()),
+                            }
+                            pending = true;
+                            last = Instant::now();
+                        }
+                    }
+                    if paths.iter().any(|p| relevant(p, &index_dir)) {
                         pending = true;
                         last = Instant::now();
                     }

@@ -166,6 +166,7 @@ impl Coordinator {
     /// Natural-language search over function text vectors.
     pub fn text(&mut self, query: &str, top: usize, fan: &mut dyn Fanout) -> Result<SearchResult, SearchError> {
         let t0 = Instant::now();
+        crate::search::limits::QueryLimits::default().check_text(query)?;
         if query.trim().is_empty() {
             return Err(SearchError::EmptyQuery);
         }
@@ -192,6 +193,8 @@ impl Coordinator {
     pub fn pseudo(&mut self, src: &str, name: &Path, top: usize, fan: &mut dyn Fanout) -> Result<SearchResult, SearchError> {
         let t0 = Instant::now();
         let top = top.max(1);
+        let limits = crate::search::limits::QueryLimits::default();
+        limits.check_text(src)?;
         let clf = &mut self.classifier;
         let qp = to_pcode(src, || -> Result<&Classifier, crate::pcode::PcodeError> {
             if clf.is_none() {
@@ -202,6 +205,7 @@ impl Coordinator {
         .map_err(|e| e.with_file(&name.display().to_string()))?;
         let words = plain_words(src);
         let q = Query::from_pcode(qp.clone(), words.clone(), name)?;
+        limits.check_pcode(&qp.pcode, q.icfg.graph.node_count())?;
         let (qnodes, node_rows) = query_node_rows(&self.model, self.global.meta.features, self.global.meta.hidden, self.encs.statements()?, &q.icfg, &qp.line_map)?;
         // Projected once here rather than on every shard (and a seventh of the bytes).
         let node_rows = match &self.global.projection {

@@ -6,23 +6,28 @@
 use super::*;
 use super::update;
 
-/// Removes generations other than `keep` that no reader has open, and scratch folders of
-/// runs that are gone. A generation a reader pins stays for a later build to remove.
+/// Removes generations other than `keep` that no reader has open, and what earlier runs
+/// left aside (scratch generations and links of runs that were killed). The caller holds
+/// the writer lock, so no other run is writing: whatever is aside is a dead run's, even
+/// where its process id now names another process. A generation a reader pins stays for a
+/// later build to remove. Links are removed themselves, never followed.
 pub(super) fn sweep(dir: &Path, keep: Option<&Path>) {
     let Ok(rd) = std::fs::read_dir(dir) else { return };
+    let own = format!(".tmp-{}", std::process::id());
     for e in rd.flatten() {
         let p = e.path();
         let name = e.file_name().to_string_lossy().into_owned();
-        if !name.starts_with("gen-") || Some(p.as_path()) == keep {
+        if name.starts_with("current.tmp-") && !name.ends_with(&own) {
+            let _ = std::fs::remove_file(&p);
+            continue;
+        }
+        if !name.starts_with("gen-") || Some(p.as_path()) == keep || name.ends_with(&own) {
             continue;
         }
         // Held until the folder is gone, so no reader can pin it half removed.
         let mut _held = None;
-        if let Some(pid) = name.split(".tmp-").nth(1) {
-            // Another live `index` may own it; the lock makes that rare, but check.
-            if Path::new("/proc").join(pid).exists() && pid != std::process::id().to_string() {
-                continue;
-            }
+        if name.contains(".tmp-") {
+            log::info!("removing {}, left by a run that did not finish", p.display());
         } else {
             match lock::unpinned(&p) {
                 Ok(Some(held)) => _held = held,
@@ -63,7 +68,12 @@ pub fn build(
 ) -> Result<BuildReport, IndexError> {
     let t0 = Instant::now();
     let mut report = BuildReport::default();
+    // Roots are recorded absolute and canonical, with every file path under them: the
+    // index then means the same files whatever folder it is later read from.
+    let roots: Vec<PathBuf> = roots.iter().map(|r| r.canonicalize().map_err(io(r))).collect::<Result<_, _>>()?;
+    let roots = &roots[..];
     // The inputs first: a run that cannot succeed creates nothing.
+    lock::check_layout(dir)?;
     refuse_newer(dir)?;
     let lap = |what: &str| log::debug!("index {what}: {:.1} ms", t0.elapsed().as_secs_f64() * 1000.0);
     let enc = encs.statements()?;
@@ -83,6 +93,7 @@ pub fn build(
     let claim = lock::Claim::take(dir)?;
     // Checked again under the lock: a newer beryl may have written since.
     refuse_newer(dir)?;
+    sweep(dir, current_generation(dir).as_deref());
     let anonymized = !roots.is_empty() && roots.iter().all(|r| crate::anonymize::is_marked(r));
     let global = opts.global.as_deref().map(super::global::Global::open).transpose()?;
     if let Some(why) = global.as_ref().and_then(|g| g.mismatch(opts, model.gcn.hidden as usize, enc.hash(), fenc.hash(), &model_sha)) {
@@ -91,8 +102,9 @@ pub fn build(
     let identity = Identity { model_sha: &model_sha, enc: enc.hash(), fenc: fenc.hash(), opts, anonymized, global: global.as_ref().map(|g| g.meta.id.clone()) };
 
     // Compare with the index in place, by path and content hash.
-    let previous =
-        current_generation(dir).filter(|g| identity.mismatch(g, false).is_none()).and_then(|g| Store::open(&g.join("index.sqlite")).ok().map(|s| (g, s)));
+    let previous = current_generation(dir)
+        .filter(|g| identity.mismatch(g, false).is_none())
+        .and_then(|g| read_meta(&g).and_then(|m| open_store(&g, &m)).ok().map(|s| (g, s)));
     if let Some((gen, store)) = previous.filter(|_| !opts.force) {
         lap("identity");
         let diff = update::Diff::of(&store, &files)?;
@@ -184,6 +196,9 @@ impl Identity<'_> {
         }
         if m.roots.len() > 1 && !m.linked_by_project {
             return Some("the index in place linked calls across its roots".into());
+        }
+        if let Some(why) = roots_unusable(&m) {
+            return Some(why);
         }
         // A damaged index is never kept: its error message sends the user here.
         (verify && !checksums_hold(g, &m)).then(|| "the index in place is damaged".into())
@@ -440,9 +455,11 @@ pub(super) fn commit(
         .map_or(1, |n| n + 1);
     let gen_name = format!("gen-{next:06}");
     let tmp = dir.join(format!("{gen_name}.tmp-{}", std::process::id()));
-    // A folder of this run's own that an update gave up on.
+    // A folder of this run's own that an update gave up on (a link is removed itself).
     let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(tmp.join("model")).map_err(io(&tmp))?;
+    // Made here, not found: what is written below lands in this run's own folders.
+    std::fs::create_dir(&tmp).map_err(io(&tmp))?;
+    std::fs::create_dir(tmp.join("model")).map_err(io(&tmp))?;
     // Readers pin the generation by this file (see `lock`); it exists before anyone can.
     let readers = tmp.join(lock::READERS);
     std::fs::write(&readers, b"").map_err(io(&readers))?;
@@ -456,7 +473,7 @@ pub(super) fn commit(
         .map(|name| {
             let p = tmp.join(name);
             match std::fs::read(&p) {
-                Ok(bytes) => Ok(Some((name.to_string(), sha256_hex(&bytes)))),
+                Ok(bytes) => Ok(Some((name.to_string(), checksum(&bytes)))),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound && *name == "nodes.pca" => Ok(None),
                 Err(e) => Err(IndexError::Io { path: p, source: e }),
             }
@@ -467,7 +484,11 @@ pub(super) fn commit(
     }
     meta.created_unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let meta_json = serde_json::to_string_pretty(&meta).map_err(|e| IndexError::Corrupt(e.to_string()))?;
-    database(&tmp.join("index.sqlite"), &meta_json)?;
+    let db = tmp.join(DATABASE);
+    database(&db, &meta_json)?;
+    // The database holds `meta.json` as written so far; its own sum completes the file.
+    meta.checksums.insert(DATABASE.to_string(), checksum_file(&db).map_err(io(&db))?);
+    let meta_json = serde_json::to_string_pretty(&meta).map_err(|e| IndexError::Corrupt(e.to_string()))?;
     let mpath = tmp.join("meta.json");
     std::fs::write(&mpath, meta_json).map_err(io(&mpath))?;
     for entry in std::fs::read_dir(&tmp).map_err(io(&tmp))?.flatten() {

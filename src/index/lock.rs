@@ -6,11 +6,15 @@
 //! lock file can be removed while someone waits on it (a failed first build removes the
 //! lock it made; a sweep removes a generation with its reader lock), so a lock counts only
 //! while its file is still linked; otherwise the taker tries again.
+//!
+//! An index folder may arrive with a cloned repository, so a writer trusts nothing in it:
+//! it writes only into a folder that holds nothing but what beryl writes ([`check_layout`]),
+//! and never through a symbolic link.
 
 use super::{current_generation, io, IndexError};
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::Write;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 /// The reader lock of a generation, written with it.
@@ -20,6 +24,66 @@ const WRITER: &str = "lock";
 /// Times a reader follows `current` to a generation swept before it could pin it. Each
 /// retry means a build finished in between, so more than a few never happen.
 const PIN_TRIES: usize = 64;
+
+/// Whether `name` is a generation's (`gen-` and at least six digits), as `current` names it.
+pub(super) fn is_generation_name(name: &str) -> bool {
+    name.strip_prefix("gen-").is_some_and(|d| d.len() >= 6 && d.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Whether `name` is `PREFIX.tmp-PID`, with `PREFIX` passing `prefix`.
+fn is_scratch_name(name: &str, prefix: impl Fn(&str) -> bool) -> bool {
+    name.split_once(".tmp-").is_some_and(|(p, pid)| prefix(p) && !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Why the entry `name` at the top of an index folder is not one beryl writes, if it is not.
+fn foreign(dir: &Path, name: &str) -> Option<String> {
+    let p = dir.join(name);
+    let Ok(m) = std::fs::symlink_metadata(&p) else { return None };
+    let t = m.file_type();
+    let has_file = |f: &str| std::fs::symlink_metadata(p.join(f)).is_ok_and(|m| m.file_type().is_file());
+    if name == WRITER {
+        return (!t.is_file()).then(|| "the writer lock is not a plain file".into());
+    }
+    if name == "current" {
+        if !t.is_symlink() {
+            return Some("`current` is not a symbolic link".into());
+        }
+        let target = std::fs::read_link(&p).ok()?;
+        return (!target.to_str().is_some_and(is_generation_name)).then(|| format!("`current` points at {}, not at a generation", target.display()));
+    }
+    if is_scratch_name(name, |p| p == "current") {
+        return (!t.is_symlink()).then(|| "not a symbolic link".into());
+    }
+    if is_generation_name(name) {
+        if !t.is_dir() {
+            return Some("not a folder".into());
+        }
+        return (!has_file(READERS) && !has_file("meta.json")).then(|| "a folder that holds no index".into());
+    }
+    if is_scratch_name(name, is_generation_name) {
+        return (!t.is_dir()).then(|| "not a folder".into());
+    }
+    Some("not a file beryl writes".into())
+}
+
+/// Refuses an index folder that holds anything beryl did not write there (or a planted
+/// link where beryl writes): such a folder is someone else's, and a build would replace
+/// or remove what it holds. A missing or empty folder passes.
+pub(super) fn check_layout(dir: &Path) -> Result<(), IndexError> {
+    let rd = match std::fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(IndexError::Io { path: dir.to_path_buf(), source: e }),
+    };
+    let mut names: Vec<String> = rd.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    for name in names {
+        if let Some(why) = foreign(dir, &name) {
+            return Err(IndexError::Foreign { dir: dir.to_path_buf(), entry: name, why });
+        }
+    }
+    Ok(())
+}
 
 /// Whether `f`'s file still has a name: a lock on a removed file guards nothing.
 fn linked(f: &File) -> bool {
@@ -90,6 +154,7 @@ pub(super) struct Claim {
 impl Claim {
     /// Creates `dir` and its lock as needed and locks it, or says who holds it.
     pub(super) fn take(dir: &Path) -> Result<Claim, IndexError> {
+        check_layout(dir)?;
         let mut made = Vec::new();
         let mut missing: Vec<&Path> = dir.ancestors().take_while(|a| !a.as_os_str().is_empty() && !a.exists()).collect();
         missing.reverse();
@@ -105,13 +170,18 @@ impl Claim {
             }
         }
         let path = dir.join(WRITER);
+        // Never through a link: one planted as `lock` would have its target overwritten.
+        let open = |create: bool| OpenOptions::new().write(true).create_new(create).custom_flags(libc::O_NOFOLLOW).open(&path);
         let taken = loop {
-            let (f, created) = match OpenOptions::new().write(true).create_new(true).open(&path) {
+            let (f, created) = match open(true) {
                 Ok(f) => (f, true),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match OpenOptions::new().write(true).open(&path) {
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match open(false) {
                     Ok(f) => (f, false),
                     // Removed since by a run that failed: make it anew.
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                    Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+                        break Err(IndexError::Foreign { dir: dir.to_path_buf(), entry: WRITER.into(), why: "the writer lock is a symbolic link".into() })
+                    }
                     Err(e) => break Err(IndexError::Io { path: path.clone(), source: e }),
                 },
                 Err(e) => break Err(IndexError::Io { path: path.clone(), source: e }),
@@ -176,6 +246,7 @@ impl Drop for Claim {
         if let Ok(rd) = std::fs::read_dir(&self.dir) {
             for e in rd.flatten() {
                 let name = e.file_name().to_string_lossy().into_owned();
+                // `remove_dir_all` removes a link itself, never what it points at.
                 if name.starts_with("gen-") && name.ends_with(&scratch) {
                     let _ = std::fs::remove_dir_all(e.path());
                 }

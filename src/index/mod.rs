@@ -7,8 +7,10 @@
 //! `nodes.faiss`, `functions.faiss`, `graph.bin`, `model/` and `meta.json`. A new index is
 //! written to `gen-N.tmp-PID/`, renamed to `gen-N/`, and then `current` is replaced by
 //! renaming a new link over it, so readers see the old index or the new one, never a part.
-//! A reader pins its generation for as long as it has it open (see [`lock`]), and the
-//! files it reads whole are checked against the sha256 sums `meta.json` records.
+//! A reader pins its generation for as long as it has it open (see [`lock`]), and every
+//! file of a generation is checked before it answers: the files it reads whole and the
+//! database against the BLAKE3 sums `meta.json` records, and `meta.json` against the copy
+//! the database holds (so an edit to either is noticed).
 
 /// The ICFG adjacency, kept under its old path.
 pub mod graph {
@@ -23,7 +25,7 @@ pub mod vectors;
 mod build;
 mod changes;
 mod function_text;
-mod icfg_file;
+pub mod icfg_file;
 mod lock;
 mod update;
 
@@ -49,9 +51,9 @@ use store::Store;
 use thiserror::Error;
 pub use vectors::FeatureSet;
 
-/// Version of this directory layout and database schema (15: stable ids, vectors stored
-/// under them, the ICFG kept for updates, the GCN over each file's graph).
-pub const FORMAT: u32 = 15;
+/// Version of this directory layout and database schema (16: absolute, canonical roots and
+/// file paths; every file checksummed, the database and `meta.json` included).
+pub const FORMAT: u32 = 16;
 /// What a generation holds; one missing means it cannot be reused.
 const FILES: [&str; 12] = [
     "icfg.bin",
@@ -67,14 +69,14 @@ const FILES: [&str; 12] = [
     "model/manifest.json",
     lock::READERS,
 ];
-/// Files that opening reads whole, so it checks them against their sha256 in `meta.json`
-/// (a flipped byte in a vector would otherwise go unnoticed); `nodes.pca` when present.
-/// The database is read a page at a time and SQLite checks its own structure. Cost,
-/// measured: sha256 runs at 1.3 GB/s here, 2.4 ms for the 1.8 MB of a three-file index
-/// whose open takes 50 ms and whose search takes over a second; about 0.1 s for the
-/// ~150 MB of a million-node index.
+/// Files that opening reads whole, so it checks them against their sum in `meta.json` (a
+/// flipped byte in a vector would otherwise go unnoticed); `nodes.pca` when present.
 const CHECKSUMMED: [&str; 8] =
     ["nodes.faiss", "nodes.pca", "nodes.ids", "functions.faiss", "graph.bin", "shapes.bin", "lexical.bin", "icfg.bin"];
+/// The database, read a page at a time: SQLite checks its own structure but not its
+/// values, so a flipped bit in a name or path would answer wrongly. Its sum is taken after
+/// it is written, so the copy of `meta.json` it holds lacks this one entry.
+const DATABASE: &str = "index.sqlite";
 /// Longest function text (in characters) given to the encoder for natural-language search.
 const FUNCTION_TEXT_CHARS: usize = 448;
 /// Longest comment prose in a function text.
@@ -109,6 +111,12 @@ pub enum IndexError {
     Feature(#[from] FeatureError),
     #[error("no C, C++ or Java source files under {0}")]
     Empty(String),
+    #[error(
+        "{} holds {entry:?}, which beryl did not write there ({why}); beryl writes an index only into an empty \
+         folder or one of its own indexes: choose another --index, or move that entry away",
+        dir.display()
+    )]
+    Foreign { dir: PathBuf, entry: String, why: String },
 }
 
 impl IndexError {
@@ -237,11 +245,33 @@ pub fn model_sha256(dir: &Path) -> Result<String, IndexError> {
     Ok(sha256_hex(&std::fs::read(&p).map_err(io(&p))?))
 }
 
-/// The generation directory `current` points at, if any.
+/// The generation directory `current` points at, if any: a `gen-N` folder of `dir`
+/// itself, never a link elsewhere.
 pub fn current_generation(dir: &Path) -> Option<PathBuf> {
     let target = std::fs::read_link(dir.join("current")).ok()?;
-    let gen = dir.join(target);
-    gen.is_dir().then_some(gen)
+    let name = target.to_str().filter(|t| lock::is_generation_name(t))?;
+    let gen = dir.join(name);
+    std::fs::symlink_metadata(&gen).is_ok_and(|m| m.is_dir()).then_some(gen)
+}
+
+/// The checksum a generation records of a file's bytes (BLAKE3, hex).
+pub fn checksum(bytes: &[u8]) -> String {
+    let mut h = blake3::Hasher::new();
+    // Over a few MB the tree hash spreads across cores.
+    if bytes.len() > 1 << 22 {
+        h.update_rayon(bytes);
+    } else {
+        h.update(bytes);
+    }
+    h.finalize().to_hex().to_string()
+}
+
+/// [`checksum`] of a file, read through a map: the database can be far larger than what
+/// an open otherwise reads.
+fn checksum_file(path: &Path) -> std::io::Result<String> {
+    let mut h = blake3::Hasher::new();
+    h.update_mmap_rayon(path)?;
+    Ok(h.finalize().to_hex().to_string())
 }
 
 pub use crate::text::name_words;
@@ -253,9 +283,43 @@ fn format_of(gen: &Path) -> Option<u64> {
     serde_json::from_str::<serde_json::Value>(&text).ok()?.get("format")?.as_u64()
 }
 
-/// Whether every checksummed file of `gen` is the one `meta` records.
+/// Whether every file of `gen` is the one `meta` records: the checksummed files, the
+/// database, and `meta.json` itself.
 fn checksums_hold(gen: &Path, meta: &IndexMeta) -> bool {
     CHECKSUMMED.iter().all(|n| (*n == "nodes.pca" && !meta.checksums.contains_key(*n)) || read_checked(gen, n, meta).is_ok())
+        && open_store(gen, meta).is_ok()
+}
+
+/// The database of `gen`, once its bytes are the ones `meta` records and the `meta.json`
+/// it holds is `meta` (less the database's own sum).
+fn open_store(gen: &Path, meta: &IndexMeta) -> Result<Store, IndexError> {
+    let p = gen.join(DATABASE);
+    let want = meta.checksums.get(DATABASE).ok_or_else(|| IndexError::Corrupt(format!("meta.json records no checksum of {DATABASE}")))?;
+    let got = checksum_file(&p).map_err(|e| IndexError::Corrupt(format!("{}: {e}", p.display())))?;
+    if got != *want {
+        return Err(IndexError::Corrupt(format!("{} differs from the checksum meta.json records", p.display())));
+    }
+    let store = Store::open(&p)?;
+    let held = store.meta("meta").map_err(|e| IndexError::Corrupt(format!("{}: {e}", p.display())))?;
+    let held: Option<serde_json::Value> = held.and_then(|h| serde_json::from_str(&h).ok());
+    let mut ours = serde_json::to_value(meta).map_err(|e| IndexError::Corrupt(e.to_string()))?;
+    if let Some(c) = ours.get_mut("checksums").and_then(|c| c.as_object_mut()) {
+        c.remove(DATABASE);
+    }
+    if held.as_ref() != Some(&ours) {
+        return Err(IndexError::Corrupt(format!("{}/meta.json differs from the copy its database holds", gen.display())));
+    }
+    Ok(store)
+}
+
+/// Why `meta`'s roots cannot be trusted to resolve files, if they cannot: every root is
+/// recorded absolute and canonical when the index is built.
+fn roots_unusable(meta: &IndexMeta) -> Option<String> {
+    let bad = meta.roots.iter().find(|r| {
+        let p = Path::new(r.as_str());
+        !p.is_absolute() || p.components().any(|c| matches!(c, std::path::Component::ParentDir | std::path::Component::CurDir))
+    })?;
+    Some(format!("its root {bad:?} is not an absolute path (an index of an older beryl); rebuild it with `beryl index`"))
 }
 
 /// The bytes of `gen/name`, if they are the ones `meta` records.
@@ -263,7 +327,7 @@ fn read_checked(gen: &Path, name: &str, meta: &IndexMeta) -> Result<Vec<u8>, Ind
     let p = gen.join(name);
     let bytes = std::fs::read(&p).map_err(|e| IndexError::Corrupt(format!("{}: {e}", p.display())))?;
     let want = meta.checksums.get(name).ok_or_else(|| IndexError::Corrupt(format!("meta.json records no checksum of {name}")))?;
-    if sha256_hex(&bytes) != *want {
+    if checksum(&bytes) != *want {
         return Err(IndexError::Corrupt(format!("{} differs from the checksum meta.json records", p.display())));
     }
     Ok(bytes)
@@ -316,6 +380,9 @@ impl Index {
         if meta.format != FORMAT {
             return Err(IndexError::Mismatch(format!("index format {}, this beryl reads {FORMAT}", meta.format)));
         }
+        if let Some(why) = roots_unusable(&meta) {
+            return Err(IndexError::Mismatch(why));
+        }
         if pin.is_none() {
             return Err(IndexError::Corrupt(format!("{} is missing", gen.join(lock::READERS).display())));
         }
@@ -349,7 +416,7 @@ impl Index {
             )),
             e => IndexError::Corrupt(e.to_string()),
         })?;
-        let store = Store::open(&gen.join("index.sqlite"))?;
+        let store = open_store(&gen, &meta)?;
         // FAISS reads its files itself: their bytes are checked first, then read again,
         // from the page cache.
         read_checked(&gen, "nodes.faiss", &meta)?;

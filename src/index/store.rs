@@ -232,6 +232,16 @@ impl Store {
         rows.collect::<Result<_, _>>().map_err(db)
     }
 
+    /// The indexed file recorded at exactly `path`, if any.
+    pub fn file_by_path(&self, path: &str) -> Result<Option<FileRow>, IndexError> {
+        self.conn
+            .prepare_cached("SELECT id, path, hash, lang, lines FROM files WHERE path = ?1")
+            .map_err(db)?
+            .query_row([path], |r| Ok(FileRow { id: r.get(0)?, path: r.get(1)?, hash: r.get(2)?, lang: r.get(3)?, lines: r.get(4)? }))
+            .optional()
+            .map_err(db)
+    }
+
     pub fn file(&self, id: u32) -> Result<FileRow, IndexError> {
         self.conn
             .prepare_cached("SELECT id, path, hash, lang, lines FROM files WHERE id = ?1")

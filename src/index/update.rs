@@ -129,7 +129,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
     let icfg_bytes = std::fs::read(&path).map_err(|e| corrupt(format!("{}: {e}", path.display())))?;
     let (decoded, checked) = rayon::join(
         || super::icfg_file::decode(&icfg_bytes).map_err(corrupt),
-        || old_meta.checksums.get("icfg.bin").is_some_and(|want| *want == sha256_hex(&icfg_bytes)),
+        || old_meta.checksums.get("icfg.bin").is_some_and(|want| *want == checksum(&icfg_bytes)),
     );
     if !checked {
         return Err(corrupt(format!("{} differs from the checksum meta.json records", path.display())));

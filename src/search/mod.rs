@@ -3,6 +3,7 @@
 
 pub mod group;
 pub mod hybrid;
+pub mod limits;
 pub mod place;
 
 use crate::features::{Encoder, FeatureError, TextEncoders};
@@ -29,6 +30,8 @@ pub enum SearchError {
     Feature(#[from] FeatureError),
     #[error("the query is empty")]
     EmptyQuery,
+    #[error(transparent)]
+    TooLarge(#[from] limits::TooLarge),
     #[error("hybrid search needs the ranker weights (models/ranker/weights.json, or $BERYL_RANKER): {0}")]
     NoRanker(String),
     #[error(transparent)]
@@ -50,11 +53,13 @@ pub struct SearchOptions {
     pub max_visits: usize,
     /// Most matched source nodes kept for grouping (the most similar ones).
     pub max_matches: usize,
+    /// How large a query may be.
+    pub limits: limits::QueryLimits,
 }
 
 impl Default for SearchOptions {
     fn default() -> Self {
-        SearchOptions { top: 10, k: 100, radius: 8, max_visits: 4000, max_matches: 3000 }
+        SearchOptions { top: 10, k: 100, radius: 8, max_visits: 4000, max_matches: 3000, limits: limits::QueryLimits::default() }
     }
 }
 
@@ -252,9 +257,11 @@ pub fn pseudo<C: Borrow<Classifier>>(
     opts: &SearchOptions,
 ) -> Result<SearchResult, SearchError> {
     let t0 = Instant::now();
+    opts.limits.check_text(src)?;
     let enc = index.statement_encoder(encs)?;
     let QueryPcode { pcode: pc, converted, line_map, .. } = to_pcode(src, clf).map_err(|e| e.with_file(&name.display().to_string()))?;
     let q = pcode::icfg(&pc, name).map_err(|e| e.with_file(&name.display().to_string()))?;
+    opts.limits.check_pcode(&pc, q.graph.node_count())?;
     let qv = query_vectors(index, enc, &q, &line_map)?;
     if qv.nodes.is_empty() {
         return Err(SearchError::EmptyQuery);
@@ -335,6 +342,7 @@ pub fn text_result(hits: Vec<TextHit>, query: &str, top: usize, timings: Timings
 /// Natural-language search over function text vectors.
 pub fn natural(index: &mut Index, encs: &TextEncoders, query: &str, opts: &SearchOptions) -> Result<SearchResult, SearchError> {
     let t0 = Instant::now();
+    opts.limits.check_text(query)?;
     if query.trim().is_empty() {
         return Err(SearchError::EmptyQuery);
     }
@@ -350,6 +358,7 @@ pub fn natural(index: &mut Index, encs: &TextEncoders, query: &str, opts: &Searc
 /// Natural-language search over nodes: each sentence of the query is a query node.
 pub fn natural_fragments(index: &mut Index, encs: &TextEncoders, query: &str, opts: &SearchOptions) -> Result<SearchResult, SearchError> {
     let t0 = Instant::now();
+    opts.limits.check_text(query)?;
     let enc = index.statement_encoder(encs)?;
     let sentences: Vec<&str> = query
         .split(['.', ';', '\n'])

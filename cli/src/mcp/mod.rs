@@ -3,7 +3,9 @@
 //! call is a tool error the client can show; the server itself keeps running. Logs go to
 //! stderr, as stdout carries the protocol.
 
+pub mod frame;
 mod state;
+mod stdio;
 
 use anyhow::{Context, Result};
 use beryl::search::hybrid::Method;
@@ -12,6 +14,8 @@ use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, ProgressNotificationParam, RequestMetaObject, ServerCapabilities, ServerConfig};
 use rmcp::service::{Peer, RoleServer};
 use rmcp::{schemars, tool, tool_handler, tool_router, ErrorData, ServerHandler, ServiceExt};
+use crate::args::QueryLimitArgs;
+use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::json;
 use state::{Answer, SearchArgs, State, ToolError};
@@ -24,9 +28,45 @@ pub struct McpArgs {
     /// `index` tool.
     #[arg(long = "index")]
     indexes: Vec<PathBuf>,
+    /// Folders under which the `index` tool may index and write (repeat for several;
+    /// default: the roots of the indexes opened with --index). The file system's root,
+    /// home folders and system folders are refused unless named here themselves.
+    #[arg(long = "allow-index", value_name = "PATH")]
+    allow_index: Vec<PathBuf>,
     /// libtorch threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
+    #[command(flatten)]
+    limits: QueryLimitArgs,
+}
+
+/// A tool's arguments as the client sent them: the typed request, or why they do not
+/// read as one. A call with wrong arguments is then answered as a tool error of kind
+/// `arguments`, with structured content like every other failure, rather than by the
+/// library's own error. The schema the client sees is the request's.
+pub struct Args<T>(Result<T, String>);
+
+impl<'de, T: DeserializeOwned> Deserialize<'de> for Args<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = serde_json::Value::deserialize(d)?;
+        Ok(Args(serde_json::from_value(v).map_err(|e| e.to_string())))
+    }
+}
+
+impl<T: schemars::JsonSchema> schemars::JsonSchema for Args<T> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        T::schema_name()
+    }
+
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        T::json_schema(g)
+    }
+}
+
+impl<T> Args<T> {
+    fn get(self) -> Result<T, CallToolResult> {
+        self.0.map_err(|e| result(Err(ToolError::new("arguments", format!("the arguments do not fit the tool: {e}")))))
+    }
 }
 
 type Job = Box<dyn FnOnce(&mut State) + Send>;
@@ -61,6 +101,7 @@ impl From<MethodParam> for Method {
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 struct PseudocodeRequest {
     /// The algorithm as pseudocode: p-code, or plain CLRS-style, wiki-style or Python-like
     /// text (converted automatically).
@@ -75,6 +116,7 @@ struct PseudocodeRequest {
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 struct TextRequest {
     /// What the code does, in English.
     query: String,
@@ -85,6 +127,7 @@ struct TextRequest {
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 struct ShowRequest {
     /// A source file inside an indexed root (as a result's `path` gives it).
     path: String,
@@ -93,6 +136,7 @@ struct ShowRequest {
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 struct IndexRequest {
     /// A source folder (or file) to index.
     path: String,
@@ -101,6 +145,7 @@ struct IndexRequest {
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 struct StatusRequest {}
 
 fn result(r: Result<Answer, ToolError>) -> CallToolResult {
@@ -141,28 +186,47 @@ impl Beryl {
     }
 
     #[tool(description = "Find where an algorithm is implemented, from pseudocode. Returns ranked code fragments (path, lines, function, score, the reasons it matched, and each query line beside the code line it matched).")]
-    async fn search_pseudocode(&self, Parameters(r): Parameters<PseudocodeRequest>) -> Result<CallToolResult, ErrorData> {
+    async fn search_pseudocode(&self, Parameters(r): Parameters<Args<PseudocodeRequest>>) -> Result<CallToolResult, ErrorData> {
+        let r = match r.get() {
+            Ok(r) => r,
+            Err(e) => return Ok(e),
+        };
         let method = r.method.map_or(Method::Hybrid, Method::from);
         self.call(move |s| s.search_pseudocode(&SearchArgs { query: &r.query, top: r.top, index: r.index.as_deref() }, method)).await
     }
 
     #[tool(description = "Find functions from an English description of what they do. Returns ranked functions (path, lines, function, score, reasons).")]
-    async fn search_text(&self, Parameters(r): Parameters<TextRequest>) -> Result<CallToolResult, ErrorData> {
+    async fn search_text(&self, Parameters(r): Parameters<Args<TextRequest>>) -> Result<CallToolResult, ErrorData> {
+        let r = match r.get() {
+            Ok(r) => r,
+            Err(e) => return Ok(e),
+        };
         self.call(move |s| s.search_text(&SearchArgs { query: &r.query, top: r.top, index: r.index.as_deref() })).await
     }
 
-    #[tool(description = "Show the code of a file inside an indexed root at the given lines, each line marked with the query lines the last search matched to it.")]
-    async fn show(&self, Parameters(r): Parameters<ShowRequest>) -> Result<CallToolResult, ErrorData> {
+    #[tool(description = "Show the code of an indexed file (a path a result gave) at the given lines, each line marked with the query lines the last search matched to it. Only files recorded in an open index are served.")]
+    async fn show(&self, Parameters(r): Parameters<Args<ShowRequest>>) -> Result<CallToolResult, ErrorData> {
+        let r = match r.get() {
+            Ok(r) => r,
+            Err(e) => return Ok(e),
+        };
         self.call(move |s| s.show(&r.path, r.lines.as_deref())).await
     }
 
     #[tool(description = "The open indexes: roots, files, functions, when built, and how many files changed, were added or removed since.")]
-    async fn status(&self, Parameters(_): Parameters<StatusRequest>) -> Result<CallToolResult, ErrorData> {
+    async fn status(&self, Parameters(r): Parameters<Args<StatusRequest>>) -> Result<CallToolResult, ErrorData> {
+        if let Err(e) = r.get() {
+            return Ok(e);
+        }
         self.call(|s| s.status()).await
     }
 
-    #[tool(description = "Build or update the index of a source folder and keep it open for searches. Reports progress when the client asks for it.")]
-    async fn index(&self, Parameters(r): Parameters<IndexRequest>, meta: RequestMetaObject, peer: Peer<RoleServer>) -> Result<CallToolResult, ErrorData> {
+    #[tool(description = "Build or update the index of a source folder and keep it open for searches. Only folders under the roots the user allowed when starting the server. Reports progress when the client asks for it.")]
+    async fn index(&self, Parameters(r): Parameters<Args<IndexRequest>>, meta: RequestMetaObject, peer: Peer<RoleServer>) -> Result<CallToolResult, ErrorData> {
+        let r = match r.get() {
+            Ok(r) => r,
+            Err(e) => return Ok(e),
+        };
         let token = meta.get_progress_token();
         let handle = tokio::runtime::Handle::current();
         self.call(move |s| {
@@ -198,7 +262,8 @@ impl ServerHandler for Beryl {
 }
 
 pub fn run(a: McpArgs) -> Result<()> {
-    let mut state = State::open(&a.indexes, a.threads);
+    let limits = a.limits.limits();
+    let mut state = State::open(&a.indexes, &a.allow_index, a.threads, limits).context("starting the MCP server")?;
     let (tx, rx) = std::sync::mpsc::channel::<Job>();
     // The state's thread: loads the models before the first call, then serves calls in order.
     std::thread::spawn(move || {
@@ -209,9 +274,15 @@ pub fn run(a: McpArgs) -> Result<()> {
         }
     });
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().context("starting the async runtime")?;
+    // A request carries its query as JSON text: escapes make it at most about six times
+    // longer than the query itself.
+    let max_line = (limits.bytes.saturating_mul(8)).max(1 << 20);
     rt.block_on(async move {
-        let service = Beryl::new(tx).serve(rmcp::transport::stdio()).await.context("starting the MCP session")?;
+        let (lib_in, lib_out, writer) = stdio::start(max_line);
+        let service = Beryl::new(tx).serve((lib_in, lib_out)).await.context("starting the MCP session")?;
         service.waiting().await.context("serving")?;
+        // Every answer out before the process ends.
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), writer).await;
         anyhow::Ok(())
     })?;
     Ok(())

@@ -9,6 +9,7 @@ use beryl::index::{self, Index, IndexError, IndexOptions};
 use beryl::pcode::Classifier;
 use beryl::report;
 use beryl::search::hybrid::{Method, Ranker};
+use beryl::search::limits::QueryLimits;
 use beryl::search::{self, SearchError, SearchOptions, SearchResult};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -18,6 +19,9 @@ use std::path::{Path, PathBuf};
 pub const MAX_TOP: usize = 100;
 /// Most lines `show` returns.
 pub const MAX_SHOW: u32 = 400;
+/// Largest file `show` reads: indexed files are at most the walk's size limit (1 MiB by
+/// default); this leaves room for a raised one.
+const MAX_SHOW_BYTES: u64 = 64 << 20;
 
 /// A failed call: the client sees `message`; `kind` lets a program tell causes apart.
 #[derive(Debug)]
@@ -37,7 +41,7 @@ impl From<SearchError> for ToolError {
         let kind = match &e {
             SearchError::Index(x) if x.is_index_fault() => "index",
             SearchError::Pcode(_) => "query",
-            SearchError::EmptyQuery => "query",
+            SearchError::EmptyQuery | SearchError::TooLarge(_) => "query",
             _ => "search",
         };
         let mut message = e.to_string();
@@ -67,10 +71,21 @@ struct Open {
     encs: TextEncoders,
 }
 
+/// A folder the `index` tool may index under.
+struct Allowed {
+    path: PathBuf,
+    /// Named by the user (`--allow-index`), not taken from an index's roots: only such a
+    /// name allows a folder that is refused by default (see [`guarded`]).
+    named: bool,
+}
+
 pub struct State {
     open: Vec<Open>,
-    /// Indexes that failed to open, with why: named in calls, they answer with that error.
+    /// Indexes that failed to open, with why: named in calls, they answer with that error,
+    /// and every call tries them again.
     broken: Vec<(PathBuf, String)>,
+    allowed: Vec<Allowed>,
+    limits: QueryLimits,
     threads: usize,
     ranker: Option<Ranker>,
     classifier: Option<Classifier>,
@@ -86,23 +101,45 @@ pub struct SearchArgs<'a> {
 
 impl State {
     /// Opens every index in `dirs`. One that is missing or damaged is logged and kept
-    /// aside: calls that reach it get its error, and the `index` tool can rebuild it.
-    pub fn open(dirs: &[PathBuf], threads: Option<usize>) -> State {
+    /// aside: calls that reach it get its error until it opens (every call tries again),
+    /// and the `index` tool can rebuild it. The `index` tool may work under `allow`, or by
+    /// default under the roots of the indexes opened here.
+    pub fn open(dirs: &[PathBuf], allow: &[PathBuf], threads: Option<usize>, limits: QueryLimits) -> anyhow::Result<State> {
         let threads = all_cores(threads);
-        let mut s = State { open: Vec::new(), broken: Vec::new(), threads, ranker: None, classifier: None, last: HashMap::new() };
+        let mut s = State { open: Vec::new(), broken: Vec::new(), allowed: Vec::new(), limits, threads, ranker: None, classifier: None, last: HashMap::new() };
+        for a in allow {
+            let path = a.canonicalize().map_err(|e| anyhow::anyhow!("--allow-index {}: {e}", a.display()))?;
+            s.allowed.push(Allowed { path, named: true });
+        }
         for d in dirs {
             if let Err(e) = s.open_index(d) {
                 log::error!("{}: {}", d.display(), e.message);
-                s.broken.push((d.canonicalize().unwrap_or_else(|_| d.clone()), e.message));
+                s.broken.push((absolute(d), e.message));
             }
         }
-        s
+        if allow.is_empty() {
+            let roots: Vec<PathBuf> = s.open.iter().flat_map(|o| o.index.meta.roots.iter().map(PathBuf::from)).collect();
+            s.allowed.extend(roots.into_iter().map(|path| Allowed { path, named: false }));
+        }
+        Ok(s)
+    }
+
+    /// Tries the indexes that failed to open again: a build may have written a good
+    /// generation since.
+    fn recover(&mut self) {
+        let broken = std::mem::take(&mut self.broken);
+        for (d, old) in broken {
+            match self.open_index(&d) {
+                Ok(_) => log::info!("{}: opened, after: {old}", d.display()),
+                Err(e) => self.broken.push((d, e.message)),
+            }
+        }
     }
 
     fn open_index(&mut self, dir: &Path) -> Result<usize, ToolError> {
         let index = Index::open(dir, None, 32)?;
         let encs = index.encoders(Some(self.threads));
-        let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+        let dir = absolute(dir);
         let o = Open { dir: dir.clone(), index, encs };
         self.broken.retain(|(d, _)| *d != dir);
         Ok(match self.open.iter().position(|x| x.dir == dir) {
@@ -146,7 +183,8 @@ impl State {
     }
 
     /// The index a call names (by its folder or one of its roots), or the only one open.
-    fn pick(&self, name: Option<&str>) -> Result<usize, ToolError> {
+    fn pick(&mut self, name: Option<&str>) -> Result<usize, ToolError> {
+        self.recover();
         let broken = |d: &Path| self.broken.iter().find(|(b, _)| b == d).map(|(b, m)| ToolError::new("index", format!("{}: {m} (rebuild it with the `index` tool or `beryl index`)", b.display())));
         if let Some(n) = name {
             let want = Path::new(n).canonicalize().unwrap_or_else(|_| PathBuf::from(n));
@@ -189,19 +227,21 @@ impl State {
         Ok(())
     }
 
-    fn options(top: Option<usize>) -> Result<SearchOptions, ToolError> {
-        let top = top.unwrap_or(10);
+    fn options(&self, a: &SearchArgs) -> Result<SearchOptions, ToolError> {
+        let top = a.top.unwrap_or(10);
         if top == 0 || top > MAX_TOP {
             return Err(ToolError::new("arguments", format!("top must be between 1 and {MAX_TOP}, not {top}")));
         }
-        Ok(SearchOptions { top, ..SearchOptions::default() })
+        // Before anything else: a query over the limits costs nothing more.
+        self.limits.check_text(a.query).map_err(|e| ToolError::new("query", e.to_string()))?;
+        Ok(SearchOptions { top, limits: self.limits, ..SearchOptions::default() })
     }
 
     pub fn search_pseudocode(&mut self, a: &SearchArgs, method: Method) -> Result<Answer, ToolError> {
         if a.query.trim().is_empty() {
             return Err(ToolError::new("query", "the query is empty"));
         }
-        let opts = Self::options(a.top)?;
+        let opts = self.options(a)?;
         let i = self.pick(a.index)?;
         self.fresh(i)?;
         if method == Method::Hybrid {
@@ -220,7 +260,7 @@ impl State {
         if a.query.trim().is_empty() {
             return Err(ToolError::new("query", "the query is empty"));
         }
-        let opts = Self::options(a.top)?;
+        let opts = self.options(a)?;
         let i = self.pick(a.index)?;
         self.fresh(i)?;
         let o = &mut self.open[i];
@@ -247,16 +287,51 @@ impl State {
         Answer { text: short_text(&r), value }
     }
 
-    /// The code of `path` (inside an open index's roots) at `lines`, each line with the
-    /// query lines the last search matched to it.
+    /// The code of the indexed file `path` at `lines`, each line with the query lines the
+    /// last search matched to it. Only a file an open index records is served: `path` as
+    /// a result gives it (absolute), or relative to one of that index's roots; the file
+    /// must still lie under that root once links are resolved. A file that changed since
+    /// it was indexed is shown with a note.
     pub fn show(&mut self, path: &str, lines: Option<&str>) -> Result<Answer, ToolError> {
-        let p = Path::new(path).canonicalize().map_err(|e| ToolError::new("path", format!("{path}: {e}")))?;
-        let inside = self.open.iter().any(|o| o.index.meta.roots.iter().any(|r| Path::new(r).canonicalize().is_ok_and(|r| p.starts_with(r))));
-        if !inside {
-            return Err(ToolError::new("path", format!("{path} is outside the indexed roots")));
+        self.recover();
+        for i in 0..self.open.len() {
+            // A generation swapped in since (an update may have added the file).
+            let _ = self.fresh(i);
         }
-        let bytes = std::fs::read(&p).map_err(|e| ToolError::new("path", format!("{path}: {e}")))?;
+        let refused = || ToolError::new("path", format!("{path} is not a file of an open index (show serves only the files an index records, as results name them)"));
+        let rel = Path::new(path);
+        if path.is_empty() || rel.components().any(|c| matches!(c, std::path::Component::ParentDir | std::path::Component::CurDir)) {
+            return Err(refused());
+        }
+        let mut found = None;
+        'search: for o in &self.open {
+            for root in &o.index.meta.roots {
+                let want = if rel.is_absolute() { rel.to_path_buf() } else { Path::new(root).join(rel) };
+                if !want.starts_with(root) {
+                    continue;
+                }
+                if let Some(row) = o.index.store.file_by_path(&want.to_string_lossy())? {
+                    found = Some((row, PathBuf::from(root)));
+                    break 'search;
+                }
+            }
+        }
+        let (row, root) = found.ok_or_else(refused)?;
+        let file = PathBuf::from(&row.path);
+        // Recorded by a build, but checked again: a link may have been swapped in since,
+        // and only source files are ever indexed.
+        let real = file.canonicalize().map_err(|e| ToolError::new("path", format!("{path}: {e} (indexed, but gone since)")))?;
+        let real_root = root.canonicalize().map_err(|e| ToolError::new("path", format!("{}: {e}", root.display())))?;
+        if !real.starts_with(&real_root) || beryl::lang::lang_of(&file).is_none() {
+            return Err(ToolError::new("path", format!("{path} now resolves outside its indexed root ({})", real.display())));
+        }
+        let size = std::fs::metadata(&real).map_err(|e| ToolError::new("path", format!("{path}: {e}")))?.len();
+        if size > MAX_SHOW_BYTES {
+            return Err(ToolError::new("path", format!("{path} has grown to {size} bytes since it was indexed, more than show reads ({MAX_SHOW_BYTES})")));
+        }
+        let bytes = std::fs::read(&real).map_err(|e| ToolError::new("path", format!("{path}: {e}")))?;
         let text = String::from_utf8_lossy(&bytes);
+        let changed = beryl::index::sha256_hex(text.as_bytes()) != row.hash;
         let all: Vec<&str> = text.lines().collect();
         let n = all.len() as u32;
         let (a, b) = match lines {
@@ -267,20 +342,25 @@ impl State {
             return Err(ToolError::new("arguments", format!("lines {a}-{b} are not within the file's 1-{n}")));
         }
         let b = b.min(n).min(a + MAX_SHOW - 1);
-        let marks = self.last.get(path).or_else(|| self.last.get(p.to_string_lossy().as_ref()));
+        let marks = self.last.get(&row.path);
         let mut rows = Vec::new();
         let mut out = String::new();
+        let note = changed.then(|| format!("{} changed since it was indexed: lines and marks may have moved; update the index to match", row.path));
+        if let Some(n) = &note {
+            out.push_str(&format!("note: {n}\n"));
+        }
         for l in a..=b {
-            let code = all[(l - 1) as usize];
+            let code = all.get((l - 1) as usize).copied().unwrap_or("");
             let q: Vec<u32> = marks.and_then(|m| m.get(&l)).cloned().unwrap_or_default();
             let mark = if q.is_empty() { String::new() } else { format!("  ◀ query {}", q.iter().map(u32::to_string).collect::<Vec<_>>().join(",")) };
             out.push_str(&format!("{l:>5}  {code}{mark}\n"));
             rows.push(json!({"line": l, "code": code, "query_lines": q}));
         }
-        Ok(Answer { value: json!({"path": path, "lines": [a, b], "code": rows}), text: out })
+        Ok(Answer { value: json!({"path": row.path, "lines": [a, b], "changed_since_indexing": changed, "note": note, "code": rows}), text: out })
     }
 
-    pub fn status(&self) -> Result<Answer, ToolError> {
+    pub fn status(&mut self) -> Result<Answer, ToolError> {
+        self.recover();
         let mut list = Vec::new();
         let mut text = String::new();
         for o in &self.open {
@@ -318,11 +398,20 @@ impl State {
     /// Builds or updates the index of `path` (at `index`, default `<path>/.beryl`), then
     /// keeps it open.
     pub fn index(&mut self, path: &str, index: Option<&str>, progress: &mut dyn FnMut(&str, usize, usize)) -> Result<Answer, ToolError> {
-        let root = PathBuf::from(path);
-        if !root.exists() {
-            return Err(ToolError::new("path", format!("{path}: no such file or directory")));
-        }
-        let dir = index.map(PathBuf::from).unwrap_or_else(|| if root.is_dir() { root.join(".beryl") } else { root.parent().unwrap_or(Path::new(".")).join(".beryl") });
+        let root = Path::new(path).canonicalize().map_err(|e| ToolError::new("path", format!("{path}: {e}")))?;
+        self.may_index(&root, path)?;
+        let dir = match index {
+            Some(d) => {
+                let d = absolute(Path::new(d));
+                let known = self.open.iter().any(|o| o.dir == d) || self.broken.iter().any(|(b, _)| *b == d);
+                if !known {
+                    self.may_index(&d, &d.display().to_string())?;
+                }
+                d
+            }
+            None if root.is_dir() => root.join(".beryl"),
+            None => root.parent().unwrap_or(Path::new("/")).join(".beryl"),
+        };
         let encs = TextEncoders::new(TextModel::Static, TextModel::Code, Some(self.threads), CacheAt::Default);
         let model = default_model(TextModel::Static);
         let r = index::build(&[root], &dir, &IndexOptions::default(), &model, &encs, progress).map_err(|e| {
@@ -333,6 +422,67 @@ impl State {
         let text = format!("{}; {:.1} s", crate::index::summary(&dir, &r), r.total_seconds);
         Ok(Answer { value: serde_json::to_value(&r).unwrap_or(Value::Null), text })
     }
+
+    /// Whether the `index` tool may read or write at `p` (absolute): under an allowed root,
+    /// and, when `p` is a guarded folder, named by the user itself.
+    fn may_index(&self, p: &Path, shown: &str) -> Result<(), ToolError> {
+        let roots = || self.allowed.iter().map(|a| a.path.display().to_string()).collect::<Vec<_>>().join(", ");
+        if !self.allowed.iter().any(|a| p.starts_with(&a.path)) {
+            let allowed = if self.allowed.is_empty() { "none".to_string() } else { roots() };
+            return Err(ToolError::new(
+                "path",
+                format!("{shown} is outside the folders this server may index (allowed: {allowed}); the user allows more with `beryl mcp --allow-index PATH`"),
+            ));
+        }
+        if let Some(what) = guarded(p) {
+            if !self.allowed.iter().any(|a| a.named && a.path == p) {
+                return Err(ToolError::new("path", format!("{shown} is {what}: indexed only when the user names it with `beryl mcp --allow-index {}`", p.display())));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `p` made absolute against the working directory, and canonical where it exists (the
+/// part that does not exist yet is kept as given).
+fn absolute(p: &Path) -> PathBuf {
+    if let Ok(c) = p.canonicalize() {
+        return c;
+    }
+    let abs = if p.is_absolute() { p.to_path_buf() } else { std::env::current_dir().map(|c| c.join(p)).unwrap_or_else(|_| p.to_path_buf()) };
+    // The nearest existing ancestor, canonical, then the rest.
+    let mut rest = Vec::new();
+    let mut at = abs.as_path();
+    while let Some(parent) = at.parent() {
+        rest.push(at.file_name().map(|n| n.to_os_string()).unwrap_or_default());
+        if let Ok(c) = parent.canonicalize() {
+            return rest.iter().rev().fold(c, |acc, n| acc.join(n));
+        }
+        at = parent;
+    }
+    abs
+}
+
+/// What `p` (absolute, canonical) is, when it is a folder the `index` tool leaves alone
+/// unless the user named it: the file system's root, a home folder or the folder of home
+/// folders, a top-level system folder, or anything under the folders of the system's
+/// configuration and state.
+fn guarded(p: &Path) -> Option<&'static str> {
+    let parts: Vec<String> = p.components().skip(1).map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+    if parts.is_empty() {
+        return Some("the root of the file system");
+    }
+    let home = std::env::var_os("HOME").map(PathBuf::from).and_then(|h| h.canonicalize().ok());
+    if home.as_deref() == Some(p) || (parts[0] == "home" && parts.len() <= 2) || (parts[0] == "root" && parts.len() == 1) {
+        return Some("a home folder");
+    }
+    const INSIDE: [&str; 6] = ["etc", "proc", "sys", "dev", "boot", "run"];
+    const TOP: [&str; 14] = ["bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "var", "opt", "srv", "mnt", "media", "tmp", "snap"];
+    let first = parts[0].as_str();
+    if INSIDE.contains(&first) || (parts.len() == 1 && TOP.contains(&first)) || (parts.len() == 2 && first == "usr" && parts[1] != "src") {
+        return Some("a system folder");
+    }
+    None
 }
 
 /// `a-b` or `a`.

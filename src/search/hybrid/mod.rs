@@ -112,6 +112,7 @@ pub fn search<C: Borrow<Classifier>>(
     if method == Method::Beryllium {
         return crate::search::pseudo(index, encs, src, name, clf, opts);
     }
+    opts.limits.check_text(src)?;
     // The function encoder, the slowest to load, loads beside the work that needs none.
     std::thread::scope(|s| {
         if matches!(method, Method::Hybrid | Method::Dense) {
@@ -119,6 +120,7 @@ pub fn search<C: Borrow<Classifier>>(
         }
         let t0 = Instant::now();
         let q = Query::parse(src, name, clf)?;
+        opts.limits.check_pcode(&q.pcode, q.icfg.graph.node_count())?;
         let embed_ms = t0.elapsed().as_secs_f64() * 1000.0;
         let t1 = Instant::now();
         let top = opts.top.max(1);
