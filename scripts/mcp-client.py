@@ -24,10 +24,10 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 
-def server(beryl, index):
+def server(beryl, index, *extra):
     env = dict(os.environ)
     env.setdefault("RUST_LOG", "warn")
-    return StdioServerParameters(command=beryl, args=["mcp", "--index", index], env=env)
+    return StdioServerParameters(command=beryl, args=["mcp", "--index", index, *extra], env=env)
 
 
 def structured(result):
@@ -58,7 +58,9 @@ def expect_tool_error(result, kind, what, contains=None):
 
 async def check(beryl, index, query_file):
     query = open(query_file, encoding="utf-8").read()
-    async with stdio_client(server(beryl, index)) as (read, write):
+    # The `index` tool builds only under folders the user allowed.
+    scratch = tempfile.mkdtemp(prefix="beryl-mcp-")
+    async with stdio_client(server(beryl, index, "--allow-index", scratch)) as (read, write):
         async with ClientSession(read, write) as s:
             init = await s.initialize()
             print(f"ok   initialize: {init.server_info.name} {init.server_info.version}, protocol {init.protocol_version}", flush=True)
@@ -111,12 +113,13 @@ async def check(beryl, index, query_file):
             expect_tool_error(await s.call_tool("search_pseudocode", {"query": "FOO(A)\n    $x = 1\n    for $i = 1$ to $n$\n"}), "query", "bad p-code", contains=":2:5:")
             expect_tool_error(await s.call_tool("search_pseudocode", {"query": query, "top": 100000}), "arguments", "huge top")
             expect_tool_error(await s.call_tool("search_text", {"query": "sort", "index": "/nonexistent"}), "no_index", "no such index")
-            expect_tool_error(await s.call_tool("show", {"path": "/etc/passwd"}), "path", "path outside the indexed roots")
+            expect_tool_error(await s.call_tool("show", {"path": "/etc/passwd"}), "path", "a file no index records")
+            expect_tool_error(await s.call_tool("index", {"path": "/"}), "path", "index outside the allowed folders", contains="--allow-index")
+            expect_tool_error(await s.call_tool("search_text", {"query": "sort", "top": "five"}), "arguments", "arguments of the wrong type")
             expect_tool_error(await s.call_tool("show", {"path": top["path"], "lines": "nine"}), "arguments", "bad lines")
 
             # Build a second index with the `index` tool, following its progress.
             root = ix["roots"][0]
-            scratch = tempfile.mkdtemp(prefix="beryl-mcp-")
             src = os.path.join(scratch, "src")
             os.makedirs(src)
             copied = sorted(os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs if f.endswith(".c"))[:3]

@@ -7,6 +7,7 @@ use crate::index::{IndexArgs, Prepared};
 use anyhow::{Context, Result};
 use beryl::index::{self, BuildReport};
 use notify::{RecursiveMode, Watcher};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -68,6 +69,10 @@ pub fn run(a: WatchArgs) -> Result<()> {
     // A watch ends with the folder it watches: each root's parent is watched too, so a
     // root removed and made again (a checkout, a restore) is watched again.
     let root_paths: Vec<PathBuf> = roots.iter().map(|r| abs(r)).collect();
+    // Which folder each watch is on: events about a root name come for every visit of
+    // it, and only a new folder there needs a new watch.
+    let identity = |p: &Path| std::fs::metadata(p).ok().filter(|m| m.is_dir()).map(|m| (m.dev(), m.ino()));
+    let mut watched: Vec<Option<(u64, u64)>> = root_paths.iter().map(|r| identity(r)).collect();
     for r in &root_paths {
         if let Some(parent) = r.parent().filter(|_| r.is_dir()) {
             if let Err(e) = watcher.watch(parent, RecursiveMode::NonRecursive) {
@@ -92,9 +97,11 @@ pub fn run(a: WatchArgs) -> Result<()> {
             match rx.recv_timeout(wait) {
                 Ok(Ok(ev)) => {
                     let paths: Vec<PathBuf> = ev.paths.iter().map(|p| abs(p)).collect();
-                    for (r, given) in root_paths.iter().zip(&roots) {
-                        if paths.contains(r) && r.is_dir() {
+                    for ((r, given), seen) in root_paths.iter().zip(&roots).zip(watched.iter_mut()) {
+                        let now = if paths.contains(r) { identity(r) } else { None };
+                        if now.is_some() && now != *seen {
                             // Made again: its old watch died with it.
+                            *seen = now;
                             let _ = watcher.unwatch(given);
                             match watcher.watch(given, RecursiveMode::Recursive) {
                                 Ok(()) => log::info!("{} appeared again: watching it", r.display()),

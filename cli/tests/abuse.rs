@@ -4,7 +4,10 @@
 //! the real binary on real igraph files; `scripts/abuse.sh` runs this suite with the fuzz
 //! targets.
 
+mod common;
+
 use beryl::corpus::fetch::fetch;
+use common::forge_meta;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -136,23 +139,6 @@ impl Drop for Mcp {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-/// Rewrites a generation's `meta.json` through `edit` consistently everywhere it is held
-/// (the file, the database's copy, the database's checksum): what a build with those
-/// values would have written.
-fn forge_meta(gen: &Path, edit: impl Fn(&mut Value)) {
-    let meta_path = gen.join("meta.json");
-    let mut meta: Value = serde_json::from_str(&std::fs::read_to_string(&meta_path).unwrap()).unwrap();
-    edit(&mut meta);
-    let mut held = meta.clone();
-    held["checksums"].as_object_mut().unwrap().remove("index.sqlite");
-    let db = gen.join("index.sqlite");
-    let conn = rusqlite::Connection::open(&db).unwrap();
-    conn.execute("UPDATE meta SET value = ?1 WHERE key = 'meta'", [serde_json::to_string_pretty(&held).unwrap()]).unwrap();
-    drop(conn);
-    meta["checksums"]["index.sqlite"] = beryl::index::checksum(&std::fs::read(&db).unwrap()).into();
-    std::fs::write(&meta_path, serde_json::to_string_pretty(&meta).unwrap()).unwrap();
 }
 
 // 1 and the smaller `show` probes: an index built with `cd proj && beryl index .` is read

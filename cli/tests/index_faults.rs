@@ -1,6 +1,8 @@
 //! `beryl index` / `beryl search` as a user runs them: a SIGKILL in the middle of an index
 //! run, damaged, missing and mismatched indexes, bad queries. Real files from igraph.
 
+mod common;
+
 use beryl::corpus::fetch::fetch;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -148,14 +150,20 @@ fn damaged_missing_and_mismatched_indexes_are_clear_errors() {
     let meta = gen.join("meta.json");
     let keep_meta = std::fs::read_to_string(&meta).unwrap();
     for field in ["encoder", "function_encoder"] {
-        let mut v: serde_json::Value = serde_json::from_str(&keep_meta).unwrap();
-        v[field] = "0000000000000000000000000000000000000000000000000000000000000000".into();
-        std::fs::write(&meta, v.to_string()).unwrap();
+        common::forge_meta(&gen, |v| v[field] = "0000000000000000000000000000000000000000000000000000000000000000".into());
         let (code, _, err) = search(&index);
         assert_eq!(code, 3, "{field}: {err}");
         assert!(err.contains("does not match") && err.contains("encoder"), "{field}: {err}");
+        // Edited in meta.json alone, it is a damaged index.
+        common::forge_meta(&gen, |_| {});
+        let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&meta).unwrap()).unwrap();
+        v[field] = "1111111111111111111111111111111111111111111111111111111111111111".into();
+        std::fs::write(&meta, v.to_string()).unwrap();
+        let (code, _, err) = search(&index);
+        assert_eq!(code, 3, "{field}: {err}");
+        assert!(err.contains("damaged") && err.contains("meta.json"), "{field}: {err}");
     }
-    std::fs::write(&meta, &keep_meta).unwrap();
+    common::forge_meta(&gen, |v| *v = serde_json::from_str(&keep_meta).unwrap());
 
     // Another model than the one given.
     let other = tmp.path().join("model");

@@ -72,3 +72,33 @@ fn watched_changes_reach_searches_and_a_kill_leaves_the_index() {
     let out = search(&index, "greatest common divisor of two integers");
     assert!(out.contains("beryl_probe_gcd"), "{out}");
 }
+
+#[test]
+fn a_root_removed_and_made_again_is_watched_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    let root = fetch("igraph").expect("fetching igraph");
+    std::fs::copy(root.join("src/paths/floyd_warshall.c"), src.join("floyd_warshall.c")).unwrap();
+    let index = tmp.path().join("idx");
+    let mut child = beryl().arg("watch").arg(&src).arg("--index").arg(&index).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    assert!(first.contains("watching"), "{first}");
+
+    // Removed (a checkout switching branches, a restore), then made again with new code.
+    std::fs::remove_dir_all(&src).unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    std::fs::create_dir(&src).unwrap();
+    std::fs::copy(root.join("src/paths/floyd_warshall.c"), src.join("floyd_warshall.c")).unwrap();
+    std::fs::write(src.join("gcd.c"), "int beryl_probe_again(int a, int b) { while (b != 0) { int t = a % b; a = b; b = t; } return a; }\n").unwrap();
+    let seen = until(Duration::from_secs(60), || search(&index, "greatest common divisor of two integers").contains("beryl_probe_again"));
+    assert!(seen.is_some(), "files in the root made again never reached a search");
+
+    // And later saves in it too.
+    std::fs::write(src.join("twice.c"), "int beryl_probe_doubled(int x) { return 2 * x; }\n").unwrap();
+    let seen = until(Duration::from_secs(60), || search(&index, "double an integer").contains("beryl_probe_doubled"));
+    assert!(seen.is_some(), "a save after the root was made again never reached a search");
+    child.kill().unwrap();
+    child.wait().unwrap();
+}

@@ -475,7 +475,7 @@ pub(super) fn commit(
             match std::fs::read(&p) {
                 Ok(bytes) => Ok(Some((name.to_string(), checksum(&bytes)))),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound && *name == "nodes.pca" => Ok(None),
-                Err(e) => Err(IndexError::Io { path: p, source: e }),
+                Err(e) => Err(IndexError::Io { path: p, error: e }),
             }
         })
         .collect();

@@ -134,7 +134,7 @@ impl Global {
         let b = match std::fs::read(&p) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(IndexError::Missing(p)),
-            Err(e) => return Err(IndexError::Io { path: p, source: e }),
+            Err(e) => return Err(IndexError::Io { path: p, error: e }),
         };
         let stats = LexStats::from_bytes(&b).map_err(|e| IndexError::Corrupt(format!("{}: {e}", p.display())))?;
         Ok((stats, sha256_hex(&b)))
@@ -146,7 +146,7 @@ impl Global {
         let text = match std::fs::read_to_string(&p) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(IndexError::Missing(p)),
-            Err(e) => return Err(IndexError::Io { path: p, source: e }),
+            Err(e) => return Err(IndexError::Io { path: p, error: e }),
         };
         serde_json::from_str(&text).map_err(|e| IndexError::Corrupt(format!("{}: {e}", p.display())))
     }

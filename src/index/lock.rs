@@ -73,7 +73,7 @@ pub(super) fn check_layout(dir: &Path) -> Result<(), IndexError> {
     let rd = match std::fs::read_dir(dir) {
         Ok(rd) => rd,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(IndexError::Io { path: dir.to_path_buf(), source: e }),
+        Err(e) => return Err(IndexError::Io { path: dir.to_path_buf(), error: e }),
     };
     let mut names: Vec<String> = rd.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
     names.sort();
@@ -112,7 +112,7 @@ pub(super) fn pin_current(dir: &Path) -> Result<(PathBuf, Option<File>), IndexEr
                 }
                 return Ok((gen, None));
             }
-            Err(e) => return Err(IndexError::Io { path, source: e }),
+            Err(e) => return Err(IndexError::Io { path, error: e }),
         };
         // A sweep holds the exclusive lock only while it removes the folder.
         f.lock_shared().map_err(io(&path))?;
@@ -165,7 +165,7 @@ impl Claim {
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && d.is_dir() => {}
                 Err(e) => {
                     remove_made(&made);
-                    return Err(IndexError::Io { path: d.to_path_buf(), source: e });
+                    return Err(IndexError::Io { path: d.to_path_buf(), error: e });
                 }
             }
         }
@@ -182,9 +182,9 @@ impl Claim {
                     Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
                         break Err(IndexError::Foreign { dir: dir.to_path_buf(), entry: WRITER.into(), why: "the writer lock is a symbolic link".into() })
                     }
-                    Err(e) => break Err(IndexError::Io { path: path.clone(), source: e }),
+                    Err(e) => break Err(IndexError::Io { path: path.clone(), error: e }),
                 },
-                Err(e) => break Err(IndexError::Io { path: path.clone(), source: e }),
+                Err(e) => break Err(IndexError::Io { path: path.clone(), error: e }),
             };
             match f.try_lock() {
                 Ok(()) if linked(&f) => break Ok((f, created)),
@@ -208,7 +208,7 @@ impl Claim {
                     }
                     break Err(IndexError::Busy { dir: dir.to_path_buf(), holder });
                 }
-                Err(TryLockError::Error(e)) => break Err(IndexError::Io { path: path.clone(), source: e }),
+                Err(TryLockError::Error(e)) => break Err(IndexError::Io { path: path.clone(), error: e }),
             }
         };
         let (mut lock, created_lock) = match taken {

@@ -99,8 +99,8 @@ pub enum IndexError {
         dir.display()
     )]
     Newer { dir: PathBuf, found: u64 },
-    #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    #[error("{path}: {error}")]
+    Io { path: PathBuf, error: std::io::Error },
     #[error("FAISS: {0}")]
     Faiss(String),
     #[error("SQLite: {0}")]
@@ -127,7 +127,7 @@ impl IndexError {
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> IndexError + '_ {
-    move |source| IndexError::Io { path: path.to_path_buf(), source }
+    move |error| IndexError::Io { path: path.to_path_buf(), error }
 }
 
 /// What an index records about itself (`meta.json`, also in the database's meta table).
@@ -386,6 +386,8 @@ impl Index {
         if pin.is_none() {
             return Err(IndexError::Corrupt(format!("{} is missing", gen.join(lock::READERS).display())));
         }
+        // Whole before anything in it is believed.
+        let store = open_store(&gen, &meta)?;
         if meta.feature_schema != FEATURE_SCHEMA {
             return Err(IndexError::Mismatch(format!(
                 "feature schema {}, this beryl uses {FEATURE_SCHEMA}",
@@ -416,7 +418,6 @@ impl Index {
             )),
             e => IndexError::Corrupt(e.to_string()),
         })?;
-        let store = open_store(&gen, &meta)?;
         // FAISS reads its files itself: their bytes are checked first, then read again,
         // from the page cache.
         read_checked(&gen, "nodes.faiss", &meta)?;

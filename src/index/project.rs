@@ -93,7 +93,7 @@ impl Projection {
     }
 
     pub fn write(&self, path: &Path) -> Result<(), IndexError> {
-        std::fs::write(path, self.to_bytes()).map_err(|e| IndexError::Io { path: path.into(), source: e })
+        std::fs::write(path, self.to_bytes()).map_err(|e| IndexError::Io { path: path.into(), error: e })
     }
 
     pub fn read(path: &Path) -> Result<Projection, IndexError> {
