@@ -576,3 +576,46 @@ fn contradictory_search_flags_are_refused() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("#1 ") && !out.contains("#2 "), "{out}");
 }
+
+/// Runs `c` to its end; its exit code, stderr and peak resident memory in MB (the kernel's
+/// count for that one process).
+fn run_measured(c: &mut Command) -> (i32, String, u64) {
+    let child = c.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let pid = child.id() as libc::pid_t;
+    let mut stderr = child.stderr.unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut stderr, &mut s).unwrap();
+        s
+    });
+    let mut status = 0;
+    // SAFETY: plain out-parameters; the pid is our own child, waited for once.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(r, pid);
+    let code = if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { -1 };
+    (code, reader.join().unwrap(), usage.ru_maxrss as u64 / 1024)
+}
+
+// One generated file of 200,000 functions is a logged skip, not gigabytes and minutes.
+#[test]
+fn a_generated_file_of_many_functions_is_skipped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    corpus(&src);
+    let mut text = String::with_capacity(7 << 20);
+    for i in 0..200_000 {
+        text.push_str(&format!("int f{i}(int a){{return a+{};}}\n", i % 97));
+    }
+    assert!(text.len() > 6_000_000);
+    std::fs::write(src.join("table.c"), &text).unwrap();
+    let idx = tmp.path().join("idx");
+    let (code, err, peak_mb) = run_measured(beryl().arg("index").arg(&src).arg("--index").arg(&idx).arg("--max-file-size").arg("10000000").arg("--json"));
+    assert_eq!(code, 0, "{err}");
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(generation(&idx).join("meta.json")).unwrap()).unwrap();
+    assert_eq!(report["files"], 3, "{report}");
+    assert_eq!(report["skipped"], 1, "{report}");
+    eprintln!("index of 3 files and a generated one of 200,000 functions: peak RSS {peak_mb} MB");
+    // Without the skip it took 5.2 GB; the three real files alone take well under one.
+    assert!(peak_mb < 1500, "peak RSS {peak_mb} MB");
+}
