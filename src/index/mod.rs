@@ -312,6 +312,20 @@ fn open_store(gen: &Path, meta: &IndexMeta) -> Result<Store, IndexError> {
     Ok(store)
 }
 
+/// Checks every file of the current generation at `dir` as opening and `up to date` do
+/// (the checksummed files, the database, `meta.json` against its copy): what that costs
+/// is what a damaged byte costs to notice.
+pub fn verify(dir: &Path) -> Result<(), IndexError> {
+    let (gen, _pin) = lock::pin_current(dir)?;
+    let meta = read_meta(&gen)?;
+    for n in CHECKSUMMED {
+        if n != "nodes.pca" || meta.checksums.contains_key(n) {
+            read_checked(&gen, n, &meta)?;
+        }
+    }
+    open_store(&gen, &meta).map(drop)
+}
+
 /// Why `meta`'s roots cannot be trusted to resolve files, if they cannot: every root is
 /// recorded absolute and canonical when the index is built.
 fn roots_unusable(meta: &IndexMeta) -> Option<String> {
