@@ -443,7 +443,8 @@ impl Lexical {
             lens.push(l);
         }
         at = lens_end;
-        let mut terms = HashMap::with_capacity(t);
+        // A term takes at least nine bytes: a count the bytes cannot hold reserves nothing.
+        let mut terms = HashMap::with_capacity(t.min((bytes.len() - at) / 9));
         for _ in 0..t {
             let len = *bytes.get(at).ok_or_else(|| bad("truncated"))? as usize;
             let term = bytes.get(at + 1..at + 1 + len).ok_or_else(|| bad("truncated"))?;
@@ -696,5 +697,9 @@ mod tests {
         assert!(Lexical::from_bytes(Vec::new()).is_err());
         let empty = Lexical::from_bytes(encode(&[])).unwrap();
         assert!(empty.search(&query_terms("x", &[]).terms).score.is_empty());
+        // A term count of billions (found by the fuzzer) reserves nothing and is refused.
+        let mut huge = encode(&[doc("a_b", "", "x y")]);
+        huge[12..16].copy_from_slice(&0xf000_0000u32.to_le_bytes());
+        assert!(Lexical::from_bytes(huge).is_err());
     }
 }
