@@ -176,7 +176,9 @@ pub fn print_result(r: &SearchResult, json: bool) {
         println!("{}", beryl::report::search::json(r));
     } else {
         let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-        print!("{}", beryl::report::search::text(r, color));
+        // Stored paths are canonical, so the working directory is compared canonical too.
+        let here = std::env::current_dir().and_then(|d| d.canonicalize()).ok();
+        print!("{}", beryl::report::search::text(r, color, here.as_deref()));
         if !r.missing_shards.is_empty() {
             println!("missing shards (no answer in time): {}", r.missing_shards.join(", "));
         }

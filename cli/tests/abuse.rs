@@ -165,6 +165,18 @@ fn show_serves_only_indexed_files_whatever_the_working_directory() {
     assert_eq!(meta["roots"], json!([root.to_str().unwrap()]), "roots are recorded absolute and canonical");
 
     let idx = proj.join(".beryl");
+    // Results print relative to the working directory below it, absolute elsewhere and in
+    // JSON.
+    let (code, out, err) = run(beryl().args(["search", "all-pairs shortest path lengths", "--top", "2"]).current_dir(&proj));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("src/") && !out.contains(root.to_str().unwrap()), "{out}");
+    let (code, out, err) = run(beryl().args(["search", "all-pairs shortest path lengths", "--top", "2", "--index"]).arg(&idx).current_dir(&elsewhere));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with(root.to_str().unwrap()), "{out}");
+    let (_, out, _) = run(beryl().args(["search", "all-pairs shortest path lengths", "--top", "2", "--json"]).current_dir(&proj));
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert!(v["fragments"][0]["spans"][0]["path"].as_str().unwrap().starts_with(root.to_str().unwrap()), "{v}");
+
     let mut s = Mcp::start(&["--index", idx.to_str().unwrap()], &elsewhere);
     let (err, st, text) = s.call("status", json!({}));
     assert!(!err, "{text}");

@@ -4,17 +4,27 @@
 use crate::search::{Fragment, SearchResult};
 use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::path::Path;
 
 /// Version of the JSON output; bumped on any incompatible change.
 pub const JSON_SCHEMA: u32 = 1;
 /// Copies of a fragment named in the text report; JSON has them all.
 const SHOWN_COPIES: usize = 3;
 
-struct Paint {
+struct Paint<'a> {
     on: bool,
+    /// Paths under this folder print relative to it (as a shell there names them).
+    base: Option<&'a Path>,
 }
 
-impl Paint {
+impl Paint<'_> {
+    /// `s` as the user at `base` would write it: relative below it, absolute elsewhere.
+    fn shown(&self, s: &str) -> String {
+        match self.base.and_then(|b| Path::new(s).strip_prefix(b).ok()) {
+            Some(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
+            _ => s.to_string(),
+        }
+    }
     fn wrap(&self, code: &str, s: &str) -> String {
         if self.on {
             format!("\x1b[{code}m{s}\x1b[0m")
@@ -23,7 +33,7 @@ impl Paint {
         }
     }
     fn path(&self, s: &str) -> String {
-        self.wrap("35", s)
+        self.wrap("35", &self.shown(s))
     }
     fn line(&self, s: &str) -> String {
         self.wrap("32", s)
@@ -47,8 +57,10 @@ fn clip(s: &str, n: usize) -> String {
 }
 
 /// Grep-style text: each fragment starts with `path:line:` lines an editor can jump to.
-pub fn text(r: &SearchResult, color: bool) -> String {
-    let p = Paint { on: color };
+/// Paths under `relative_to` (the working directory) print relative to it, as ripgrep
+/// prints them; the index records them absolute, and JSON keeps them so.
+pub fn text(r: &SearchResult, color: bool, relative_to: Option<&Path>) -> String {
+    let p = Paint { on: color, base: relative_to };
     let mut out = String::new();
     if r.fragments.is_empty() {
         out.push_str("no matching fragments\n");
