@@ -60,8 +60,9 @@ pub fn run(cmd: PcodeCmd) -> Result<()> {
             let path = model.unwrap_or_else(Classifier::default_path);
             let clf = Classifier::load(&path).with_context(|| format!("loading classifier {}", path.display()))?;
             let src = read_query(&file, &QueryLimits::default())?;
-            let conv = pcode::convert(&src, &clf).map_err(|e| with_file(e, &file))?;
-            print!("{}", conv.pcode);
+            // As a search reads it: statements without a procedure header are the body of one.
+            let q = beryl::search::to_pcode(&src, || Ok::<_, pcode::PcodeError>(&clf)).map_err(|e| with_file(e, &file))?;
+            print!("{}", q.pcode);
         }
         PcodeCmd::Graph { file, format } => {
             let src = read_query(&file, &QueryLimits::default())?;

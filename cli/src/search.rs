@@ -115,7 +115,10 @@ pub fn run(a: SearchArgs) -> Result<()> {
     } else {
         search::natural(&mut idx, &enc, &text, &opts)?
     };
-    crate::cluster::print_result(&r, a.json);
+    // The page is the report asked for; JSON still goes to stdout when asked for too.
+    if a.html.is_none() || a.json {
+        crate::cluster::print_result(&r, a.json);
+    }
     if let Some(h) = &a.html {
         let page = report::search::html(&r, &text, &mut |p| std::fs::read(p).ok().map(|b| String::from_utf8_lossy(&b).lines().map(String::from).collect()));
         std::fs::write(h, page).with_context(|| format!("writing {}", h.display()))?;

@@ -54,7 +54,7 @@ fn io_err(path: &Path, source: std::io::Error) -> FeatureError {
     if source.kind() == std::io::ErrorKind::NotFound {
         FeatureError::Missing { path: path.into() }
     } else {
-        FeatureError::Io { path: path.into(), source }
+        FeatureError::Io { path: path.into(), error: source }
     }
 }
 

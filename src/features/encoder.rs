@@ -184,7 +184,7 @@ fn io_error(path: &Path, e: std::io::Error) -> FeatureError {
     if e.kind() == std::io::ErrorKind::NotFound {
         FeatureError::Missing { path: path.into() }
     } else {
-        FeatureError::Io { path: path.into(), source: e }
+        FeatureError::Io { path: path.into(), error: e }
     }
 }
 
@@ -392,7 +392,7 @@ impl Encoder {
         }
         // Checked now, so that an unusable cache folder is an error at load, as before.
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| FeatureError::Io { path: path.into(), source: e })?;
+            std::fs::create_dir_all(dir).map_err(|e| FeatureError::Io { path: path.into(), error: e })?;
         }
         self.cache = Some((path.to_path_buf(), std::sync::OnceLock::new()));
         Ok(())
@@ -406,7 +406,7 @@ impl Encoder {
             log::debug!("text cache {}: {} vectors", path.display(), c.len());
             Ok(Mutex::new(c))
         });
-        c.as_ref().map(Some).map_err(|e| FeatureError::Io { path: path.clone(), source: std::io::Error::other(e.clone()) })
+        c.as_ref().map(Some).map_err(|e| FeatureError::Io { path: path.clone(), error: std::io::Error::other(e.clone()) })
     }
 
     pub fn identity(&self) -> &EncoderIdentity {

@@ -22,8 +22,9 @@ use thiserror::Error;
 pub enum FeatureError {
     #[error("encoder file {path} is missing; run scripts/setup.sh to install all-MiniLM-L6-v2 (or point BERYL_ENCODER_DIR / --encoder-dir at a folder with model.safetensors, tokenizer.json, config.json)")]
     Missing { path: PathBuf },
-    #[error("reading {path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    // Not a `source`: the message names the cause, so a chain of contexts prints it once.
+    #[error("reading {path}: {error}")]
+    Io { path: PathBuf, error: std::io::Error },
     #[error("encoder config {path}: {msg}")]
     Config { path: PathBuf, msg: String },
     #[error("encoder weights {path}: {msg}")]

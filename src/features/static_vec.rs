@@ -99,7 +99,7 @@ impl StaticTable {
 
     /// The table stored at `path` over the tokenizer vocabulary `vocab`; errors name the file.
     pub fn read(path: &Path, vocab: HashMap<String, u32>) -> Result<StaticTable, FeatureError> {
-        let bytes = std::fs::read(path).map_err(|e| FeatureError::Io { path: path.into(), source: e })?;
+        let bytes = std::fs::read(path).map_err(|e| FeatureError::Io { path: path.into(), error: e })?;
         StaticTable::from_bytes(&bytes, WordPiece::from_vocab(vocab)?).map_err(|e| match e {
             FeatureError::Config { msg, .. } => FeatureError::Config { path: path.into(), msg },
             e => e,
@@ -108,7 +108,7 @@ impl StaticTable {
 
     pub fn save(&self, path: &Path) -> Result<(), FeatureError> {
         let bytes = encode_rows(&self.rows, self.wp.size);
-        std::fs::write(path, bytes).map_err(|e| FeatureError::Io { path: path.into(), source: e })
+        std::fs::write(path, bytes).map_err(|e| FeatureError::Io { path: path.into(), error: e })
     }
 
     /// sha256 of the stored table: the identity of this encoder.

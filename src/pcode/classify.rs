@@ -187,16 +187,16 @@ impl Classifier {
                 buf.extend_from_slice(&v.to_le_bytes());
             }
         }
-        std::fs::write(path, buf).map_err(|source| PcodeError::Io {
+        std::fs::write(path, buf).map_err(|error| PcodeError::Io {
             path: path.to_path_buf(),
-            source,
+            error,
         })
     }
 
     pub fn load(path: &Path) -> Result<Self, PcodeError> {
-        let bytes = std::fs::read(path).map_err(|source| PcodeError::Io {
+        let bytes = std::fs::read(path).map_err(|error| PcodeError::Io {
             path: path.to_path_buf(),
-            source,
+            error,
         })?;
         let mut r = Reader {
             b: &bytes,

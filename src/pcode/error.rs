@@ -7,12 +7,9 @@ use std::path::PathBuf;
 pub enum PcodeError {
     #[error("{}", fmt_syntax(.0))]
     Syntax(Box<SyntaxError>),
-    #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    // Not a `source`: the message names the cause, so a chain of contexts prints it once.
+    #[error("{path}: {error}")]
+    Io { path: PathBuf, error: std::io::Error },
     #[error("classifier model {path}: {reason}")]
     Model { path: PathBuf, reason: String },
     #[error("training corpus: {0}")]

@@ -62,9 +62,9 @@ pub fn mine_dir(root: &Path, lang: SourceLang) -> Result<Mined, PcodeError> {
 }
 
 fn walk(dir: &Path, lang: SourceLang, out: &mut Vec<PathBuf>) -> Result<(), PcodeError> {
-    let io = |source| PcodeError::Io {
+    let io = |error| PcodeError::Io {
         path: dir.to_path_buf(),
-        source,
+        error,
     };
     for entry in std::fs::read_dir(dir).map_err(io)? {
         let path = entry.map_err(io)?.path();

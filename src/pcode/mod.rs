@@ -35,9 +35,9 @@ pub fn graphs(src: &str, file: u32) -> Result<Vec<ProcGraph>, PcodeError> {
 
 /// Reads a file as UTF-8 with typed errors.
 pub fn read_file(path: &std::path::Path) -> Result<String, PcodeError> {
-    std::fs::read_to_string(path).map_err(|source| PcodeError::Io {
+    std::fs::read_to_string(path).map_err(|error| PcodeError::Io {
         path: path.to_path_buf(),
-        source,
+        error,
     })
 }
 
