@@ -92,6 +92,17 @@ async def check(beryl, index, query_file):
                 fail(f"search_text found no Floyd-Warshall in {names}")
             print(f"ok   search_text: {names[:3]}", flush=True)
 
+            # A scope is applied before ranking: all `top` results lie inside it.
+            sc = await s.call_tool("search_pseudocode", {"query": query, "top": 3, "path": ["!*floyd*"], "lang": ["c"]})
+            if sc.is_error:
+                fail(f"scoped search: {text(sc)}")
+            paths = [sp["path"] for f in structured(sc)["fragments"] for sp in f["spans"]]
+            if len(structured(sc)["fragments"]) != 3 or any("floyd" in p.lower() for p in paths):
+                fail(f"scoped search returned {paths}")
+            print(f"ok   scoped search: {len(paths)} spans, none in a floyd file", flush=True)
+            expect_tool_error(await s.call_tool("search_text", {"query": "sort", "lang": ["cobol"]}), "arguments", "unknown language")
+            expect_tool_error(await s.call_tool("search_text", {"query": "sort", "lang": ["java"]}), "arguments", "empty scope", contains="no indexed file")
+
             # `show` marks the query lines the search matched at that result.
             first = await s.call_tool("search_pseudocode", {"query": query, "top": 5})
             top = structured(first)["fragments"][0]["spans"][0]

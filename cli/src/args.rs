@@ -56,6 +56,52 @@ impl From<MethodArg> for Method {
     }
 }
 
+/// A language beryl reads (`--lang`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LangArg {
+    C,
+    Cpp,
+    Java,
+}
+
+impl From<LangArg> for beryl::graph::Lang {
+    fn from(a: LangArg) -> beryl::graph::Lang {
+        match a {
+            LangArg::C => beryl::graph::Lang::C,
+            LangArg::Cpp => beryl::graph::Lang::Cpp,
+            LangArg::Java => beryl::graph::Lang::Java,
+        }
+    }
+}
+
+/// Where results may come from (`beryl search`).
+#[derive(clap::Args, Clone, Debug)]
+#[command(next_help_heading = "Scope")]
+pub struct ScopeArgs {
+    /// Only files matching GLOB, relative to the indexed root (gitignore syntax: `src/**`,
+    /// `*.h`, a folder name; `!GLOB` leaves files out; the last matching glob decides).
+    /// Repeatable. Applied before ranking: the top N are the best N inside.
+    #[arg(long = "path", value_name = "GLOB")]
+    pub paths: Vec<String>,
+    /// Only files of this language. Repeatable.
+    #[arg(long, value_enum)]
+    pub lang: Vec<LangArg>,
+    /// Leave out tests, examples, demos and benchmarks (results there are marked `[test]`).
+    #[arg(long)]
+    pub no_tests: bool,
+}
+
+impl ScopeArgs {
+    pub fn scope(&self) -> beryl::search::scope::Scope {
+        beryl::search::scope::Scope {
+            paths: self.paths.clone(),
+            langs: self.lang.iter().map(|&l| l.into()).collect(),
+            no_tests: self.no_tests,
+            cwd: std::env::current_dir().ok().and_then(|d| d.canonicalize().ok()),
+        }
+    }
+}
+
 /// Files to read, for commands that walk source trees.
 #[derive(clap::Args, Clone)]
 pub struct Walk {

@@ -1,6 +1,6 @@
 //! `beryl search`: pseudocode or English against an index.
 
-use crate::args::{all_cores, positive, read_query, MethodArg, QueryLimitArgs};
+use crate::args::{all_cores, positive, read_query, MethodArg, QueryLimitArgs, ScopeArgs};
 use anyhow::{bail, Context, Result};
 use beryl::index::Index;
 use beryl::pcode::Classifier;
@@ -59,6 +59,8 @@ pub struct SearchArgs {
     #[arg(long, value_name = "URL")]
     cluster: Option<String>,
     #[command(flatten)]
+    scope: ScopeArgs,
+    #[command(flatten)]
     limits: QueryLimitArgs,
 }
 
@@ -77,7 +79,11 @@ pub fn run(a: SearchArgs) -> Result<()> {
         (None, None) => bail!("give a natural-language QUERY or --pseudo FILE"),
     };
     let method = a.method.unwrap_or(MethodArg::Hybrid);
+    let scope = a.scope.scope();
     if let Some(url) = &a.cluster {
+        if !scope.is_all() {
+            bail!("--path, --lang and --no-tests apply to an index here; a cluster searches all of its shards");
+        }
         if a.fragments || a.pseudo.is_some() && method != MethodArg::Hybrid {
             bail!("a cluster serves hybrid pseudocode search and natural-language search over function vectors");
         }
@@ -98,7 +104,7 @@ pub fn run(a: SearchArgs) -> Result<()> {
     // A query has a handful of texts: encoding them costs milliseconds, while opening the
     // persistent vector cache of a large corpus reads it whole (about 1 GB for 2.7 M lines).
     let enc = idx.encoders(Some(all_cores(a.threads)));
-    let opts = SearchOptions { top: a.top, k: a.k.max(1), radius: a.radius, limits, ..SearchOptions::default() };
+    let opts = SearchOptions { top: a.top, k: a.k.max(1), radius: a.radius, limits, scope, ..SearchOptions::default() };
     let r = if a.pseudo.is_some() {
         let clf = || {
             let p = Classifier::default_path();

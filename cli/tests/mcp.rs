@@ -36,7 +36,7 @@ fn a_real_client_searches_igraph_through_the_protocol() {
     eprintln!("{out}{}", String::from_utf8_lossy(&o.stderr));
     assert!(o.status.success() && out.contains("all passed"), "the MCP client check failed:\n{out}");
     // Every step printed its line.
-    for step in ["initialize", "list_tools", "search_pseudocode", "search_text", "show", "status", "empty query", "bad p-code", "huge top", "index:", "damaged index"] {
+    for step in ["initialize", "list_tools", "search_pseudocode", "search_text", "scoped search", "unknown language", "empty scope", "show", "status", "empty query", "bad p-code", "huge top", "index:", "damaged index"] {
         assert!(out.lines().any(|l| l.starts_with("ok") && l.contains(step)), "no `{step}` step in:\n{out}");
     }
 }

@@ -20,6 +20,7 @@ pub mod global;
 pub mod lexical;
 pub mod project;
 pub mod store;
+pub mod subset;
 pub mod vectors;
 
 mod build;
@@ -372,6 +373,8 @@ pub struct Index {
     pub lexical: lexical::Lexical,
     /// Unit profile vectors of every function, made on first use.
     profiles: Option<Vec<[f32; 18]>>,
+    /// What queries are confined to (`--path`, `--lang`); `None`: the whole index.
+    subset: Option<subset::Subset>,
     /// The shared lock that keeps `dir` from being swept while this is open.
     _pin: Option<std::fs::File>,
 }
@@ -466,7 +469,7 @@ impl Index {
         if shapes.len() != meta.function_slots || lexical.len() != meta.function_slots {
             return Err(IndexError::Corrupt("shapes, lexical index and functions disagree in size".into()));
         }
-        Ok(Index { dir: gen, meta, store, nodes, projection, functions, graph, node_ids, model, shapes, lexical, profiles: None, _pin: pin })
+        Ok(Index { dir: gen, meta, store, nodes, projection, functions, graph, node_ids, model, shapes, lexical, profiles: None, subset: None, _pin: pin })
     }
 
     /// Encoders of the models this index was built with, loaded on first use, no cache.
@@ -484,11 +487,13 @@ impl Index {
         same_encoder("function", &self.meta.function_encoder, self.meta.function_model, encs.functions, encs.functions()?)
     }
 
-    /// The `k` nearest indexed nodes (ICFG node ids) of each search vector.
+    /// The `k` nearest indexed nodes (ICFG node ids) of each search vector, inside the
+    /// subset queries are confined to.
     pub fn search_nodes(&mut self, rows: &[f32], k: usize) -> Result<Vec<Vec<(u64, f32)>>, IndexError> {
+        let allowed = self.subset.as_ref().map(|s| &s.nodes[..]);
         match &self.projection {
-            Some(p) => vectors::search(&mut self.nodes, &p.apply(rows)?, p.d_out, k),
-            None => vectors::search(&mut self.nodes, rows, self.meta.features.dim(self.meta.hidden), k),
+            Some(p) => vectors::search_in(&mut self.nodes, &p.apply(rows)?, p.d_out, k, allowed),
+            None => vectors::search_in(&mut self.nodes, rows, self.meta.features.dim(self.meta.hidden), k, allowed),
         }
     }
 
@@ -496,7 +501,27 @@ impl Index {
     /// (a coordinator projects a query once for every shard).
     pub fn search_projected_nodes(&mut self, rows: &[f32], k: usize) -> Result<Vec<Vec<(u64, f32)>>, IndexError> {
         let dim = self.projection.as_ref().map_or(self.meta.features.dim(self.meta.hidden), |p| p.d_out);
-        vectors::search(&mut self.nodes, rows, dim, k)
+        vectors::search_in(&mut self.nodes, rows, dim, k, self.subset.as_ref().map(|s| &s.nodes[..]))
+    }
+
+    /// The `k` functions whose text vectors are nearest to each row, inside the subset.
+    pub fn search_functions(&mut self, rows: &[f32], k: usize) -> Result<Vec<Vec<(u64, f32)>>, IndexError> {
+        vectors::search_in(&mut self.functions, rows, crate::features::DIM, k, self.subset.as_ref().map(|s| &s.functions[..]))
+    }
+
+    /// Confines later queries to `subset` (`None`: the whole index).
+    pub fn confine(&mut self, subset: Option<subset::Subset>) {
+        self.subset = subset;
+    }
+
+    /// The subset queries are confined to, if any.
+    pub fn subset(&self) -> Option<&subset::Subset> {
+        self.subset.as_ref()
+    }
+
+    /// Whether function `f` may be returned (always, unless confined).
+    pub fn in_scope(&self, f: u32) -> bool {
+        self.subset.as_ref().is_none_or(|s| subset::get(&s.functions, f as usize))
     }
 
     /// Every function's [`crate::shape::Profile`] vector, unit length (all zero when

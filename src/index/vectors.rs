@@ -252,13 +252,23 @@ pub fn canonical(hits: &mut [(u64, f32)]) {
 /// parts) score alike, and which of them FAISS keeps is up to its heap, while one index
 /// and the shards of the same corpus must keep the same ones.
 pub fn search(index: &mut IndexImpl, queries: &[f32], dim: usize, k: usize) -> Result<Vec<Vec<(u64, f32)>>, IndexError> {
-    let total = index.ntotal() as usize;
+    search_in(index, queries, dim, k, None)
+}
+
+/// As [`search`], among the ids whose bit is set in `allowed` (bit `i % 8` of byte `i / 8`;
+/// ids past its end are left out): FAISS skips the others while it scans, so the `k` hits
+/// are the best `k` of the subset, not what of a corpus-wide top `k` falls inside it.
+pub fn search_in(index: &mut IndexImpl, queries: &[f32], dim: usize, k: usize, allowed: Option<&[u8]>) -> Result<Vec<Vec<(u64, f32)>>, IndexError> {
+    let total = match allowed {
+        Some(bits) => bits.iter().map(|b| b.count_ones() as usize).sum::<usize>().min(index.ntotal() as usize),
+        None => index.ntotal() as usize,
+    };
     // Ties longer than this are cut where FAISS cuts them (copies of one function rarely
     // number more).
     let most = k.saturating_mul(16).max(k.saturating_add(1024)).min(total.max(1));
     let mut wide = k.saturating_mul(2).max(k.saturating_add(8)).min(most);
     loop {
-        let mut r = search_raw(index, queries, dim, wide)?;
+        let mut r = search_raw(index, queries, dim, wide, allowed)?;
         // A list whose k-th score is also its last may hold only some of a tie.
         let cut = |l: &Vec<(u64, f32)>| l.len() == wide && l.len() > k && l.get(k.saturating_sub(1)).map(|x| x.1) == l.last().map(|x| x.1);
         if wide >= most || !r.iter().any(cut) {
@@ -275,20 +285,68 @@ pub fn search(index: &mut IndexImpl, queries: &[f32], dim: usize, k: usize) -> R
     }
 }
 
-fn search_raw(index: &mut IndexImpl, queries: &[f32], dim: usize, k: usize) -> Result<Vec<Vec<(u64, f32)>>, IndexError> {
+fn search_raw(index: &mut IndexImpl, queries: &[f32], dim: usize, k: usize, allowed: Option<&[u8]>) -> Result<Vec<Vec<(u64, f32)>>, IndexError> {
     let nq = queries.len() / dim.max(1);
-    if nq == 0 || index.ntotal() == 0 {
+    if nq == 0 || index.ntotal() == 0 || allowed.is_some_and(|b| b.iter().all(|&x| x == 0)) {
         return Ok(vec![Vec::new(); nq]);
     }
     let k = k.min(index.ntotal() as usize).max(1);
-    let r = index.search(queries, k).map_err(|e| IndexError::Faiss(e.to_string()))?;
+    let (labels, distances) = match allowed {
+        None => {
+            let r = index.search(queries, k).map_err(|e| IndexError::Faiss(e.to_string()))?;
+            (r.labels.iter().map(|l| l.get()).collect::<Vec<_>>(), r.distances)
+        }
+        Some(bits) => selected(index, &queries[..nq * dim], nq, k, bits)?,
+    };
     Ok((0..nq)
         .map(|q| {
             (0..k)
-                .filter_map(|j| r.labels[q * k + j].get().map(|id| (id, r.distances[q * k + j])))
+                .filter_map(|j| labels[q * k + j].map(|id| (id, distances[q * k + j])))
                 .collect()
         })
         .collect())
+}
+
+/// One FAISS search restricted to the ids set in `bits`. IVF lists take their own kind of
+/// parameters (FAISS refuses the plain kind) and are probed as the index is set to; an id
+/// map translates the selector itself.
+fn selected(index: &mut IndexImpl, queries: &[f32], nq: usize, k: usize, bits: &[u8]) -> Result<(Vec<Option<u64>>, Vec<f32>), IndexError> {
+    use faiss_sys as sys;
+    let fail = |what: &str| {
+        // SAFETY: FAISS keeps the last error of this thread as a NUL-terminated string.
+        let msg = unsafe {
+            let p = sys::faiss_get_last_error();
+            if p.is_null() { String::new() } else { std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned() }
+        };
+        IndexError::Faiss(format!("{what}: {msg}"))
+    };
+    let sel = faiss::selector::IdSelector::bitmap(bits).map_err(|e| IndexError::Faiss(format!("selector: {e}")))?;
+    let mut distances = vec![0f32; nq * k];
+    let mut labels = vec![-1 as sys::idx_t; nq * k];
+    // SAFETY: `sel` borrows `bits` and outlives the parameters that point at it; the
+    // parameters are freed before return; the output buffers hold nq × k entries.
+    unsafe {
+        let ivf = sys::faiss_IndexIVF_cast(index.inner_ptr());
+        let params: *mut sys::FaissSearchParameters = if ivf.is_null() {
+            let mut p = std::ptr::null_mut();
+            if sys::faiss_SearchParameters_new(&mut p, sel.inner_ptr()) != 0 {
+                return Err(fail("search parameters"));
+            }
+            p
+        } else {
+            let mut p = std::ptr::null_mut();
+            if sys::faiss_SearchParametersIVF_new_with(&mut p, sel.inner_ptr(), sys::faiss_IndexIVF_nprobe(ivf), 0) != 0 {
+                return Err(fail("IVF search parameters"));
+            }
+            p as *mut sys::FaissSearchParameters
+        };
+        let rc = sys::faiss_Index_search_with_params(index.inner_ptr(), nq as sys::idx_t, queries.as_ptr(), k as sys::idx_t, params, distances.as_mut_ptr(), labels.as_mut_ptr());
+        sys::faiss_SearchParameters_free(params);
+        if rc != 0 {
+            return Err(fail("search"));
+        }
+    }
+    Ok((labels.into_iter().map(|l| u64::try_from(l).ok()).collect(), distances))
 }
 
 #[cfg(test)]
@@ -351,6 +409,51 @@ mod tests {
             add(&mut index, q, &[7]).unwrap();
             assert!(top(&mut index, 8).contains(&7), "{factory}");
             assert_eq!(index.ntotal(), 2000, "{factory}");
+        }
+    }
+
+    #[test]
+    fn a_subset_search_finds_the_best_of_the_subset() {
+        let mut x = 777u64;
+        let mut next = || {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+        };
+        const D: usize = 16;
+        let rows: Vec<f32> = (0..3000)
+            .flat_map(|_| {
+                let mut v: Vec<f32> = (0..D).map(|_| next()).collect();
+                normalize(&mut v);
+                v
+            })
+            .collect();
+        let ids: Vec<u64> = (0..3000).collect();
+        // Every third id; the query is an id outside the subset, so its own vector is not it.
+        let mut bits = vec![0u8; 3000usize.div_ceil(8)];
+        for i in (0..3000).step_by(3) {
+            bits[i / 8] |= 1 << (i % 8);
+        }
+        let q = &rows[D * 1001..D * 1002];
+        for factory in ["Flat", "SQ8", "IVF8,Flat"] {
+            let mut index = build_with_ids(factory, D, &rows, &ids).unwrap();
+            if factory.starts_with("IVF") {
+                let ps = ParameterSpace::new().unwrap();
+                ps.set_index_parameter(&index, "nprobe", 8.0).unwrap();
+            }
+            let hits = search_in(&mut index, q, D, 10, Some(&bits)).unwrap();
+            assert_eq!(hits[0].len(), 10, "{factory}");
+            assert!(hits[0].iter().all(|h| h.0 % 3 == 0), "{factory}: {:?}", hits[0]);
+            // Exactly the best ten of the subset, by brute force (Flat only: codes are lossy).
+            if factory == "Flat" {
+                let mut all: Vec<(u64, f32)> = (0..3000u64)
+                    .filter(|i| i % 3 == 0)
+                    .map(|i| (i, rows[D * i as usize..D * (i as usize + 1)].iter().zip(q).map(|(a, b)| a * b).sum()))
+                    .collect();
+                canonical(&mut all);
+                let want: Vec<u64> = all[..10].iter().map(|h| h.0).collect();
+                assert_eq!(hits[0].iter().map(|h| h.0).collect::<Vec<_>>(), want);
+            }
+            assert!(search_in(&mut index, q, D, 10, Some(&[0u8; 4])).unwrap()[0].is_empty(), "{factory}");
         }
     }
 

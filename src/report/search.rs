@@ -1,6 +1,7 @@
 //! Printing search results: grep-style text, JSON (schema in docs/guide/json.md) and an
 //! HTML page that shows the query beside each fragment with mapped lines highlighted.
 
+use crate::search::place::is_test_path;
 use crate::search::{Fragment, SearchResult};
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -56,55 +57,48 @@ fn clip(s: &str, n: usize) -> String {
     }
 }
 
-/// Grep-style text: each fragment starts with `path:line:` lines an editor can jump to.
-/// Paths under `relative_to` (the working directory) print relative to it, as ripgrep
-/// prints them; the index records them absolute, and JSON keeps them so.
+/// Grep-style text, one layout for every kind of search: each result opens with
+/// `path:line: function  #rank score …`, so `grep '#'` lists the results and an editor
+/// jumps to each; further functions of a fragment follow as `path:line:` lines, then the
+/// reasons and the query lines matched, indented. Results in tests, examples or benchmarks
+/// are marked `[test]`. Paths under `relative_to` (the working directory) print relative
+/// to it, as ripgrep prints them; the index records them absolute, and JSON keeps them so.
 pub fn text(r: &SearchResult, color: bool, relative_to: Option<&Path>) -> String {
     let p = Paint { on: color, base: relative_to };
     let mut out = String::new();
     if r.fragments.is_empty() {
-        out.push_str("no matching fragments\n");
+        out.push_str("no results\n");
     }
+    let test = |path: &str| if is_test_path(path) { " [test]" } else { "" };
     for f in &r.fragments {
-        if r.mode == "natural-language" {
-            let s = &f.spans[0];
-            let _ = writeln!(
-                out,
-                "{}:{}: {}  {}",
-                p.path(&s.path),
-                p.line(&s.lines.0.to_string()),
-                p.bold(&s.function),
-                p.dim(&format!("#{} score {:.3}, lines {}-{}", f.rank, f.score, s.lines.0, s.lines.1))
-            );
-            continue;
+        let Some(head) = f.spans.first() else { continue };
+        let mut about = format!("#{} score {:.3}, lines {}-{}", f.rank, f.score, head.lines.0, head.lines.1);
+        if head.function_lines != head.lines {
+            let _ = write!(about, " of {}-{}", head.function_lines.0, head.function_lines.1);
         }
-        let _ = writeln!(
-            out,
-            "{}",
-            p.bold(&format!(
-                "#{} score {:.2}  query lines {}/{}  nodes {}  distance {}",
-                f.rank,
-                f.score,
-                f.query_lines_covered,
-                f.query_lines_total,
-                f.spans.iter().chain(&f.apart).map(|s| s.nodes).sum::<usize>(),
-                f.distance
-            ))
-        );
-        let matched = |tag: &str, s: &crate::search::Span| format!("{tag}matched lines {}-{}, function {}-{}", s.lines.0, s.lines.1, s.function_lines.0, s.function_lines.1);
-        let notes = f.spans.iter().map(|s| (s, matched("", s))).chain(f.apart.iter().map(|s| (s, matched("called, defined apart: ", s)))).chain(
-            f.copies.iter().take(SHOWN_COPIES).map(|s| (s, format!("a copy: the same code, names aside, lines {}-{}", s.lines.0, s.lines.1))),
-        );
-        for (s, note) in notes {
-            let _ = writeln!(out, "{}:{}: {} {}", p.path(&s.path), p.line(&s.lines.0.to_string()), s.function, p.dim(&format!("({note})")));
+        if f.query_lines_total > 0 && !r.mode.starts_with("natural-language") {
+            let _ = write!(about, ", query lines {}/{}", f.query_lines_covered, f.query_lines_total);
+        }
+        about.push_str(test(&head.path));
+        let _ = writeln!(out, "{}:{}: {}  {}", p.path(&head.path), p.line(&head.lines.0.to_string()), p.bold(&head.function), p.dim(&about));
+        let part = |s: &crate::search::Span| format!("lines {}-{} of {}-{}", s.lines.0, s.lines.1, s.function_lines.0, s.function_lines.1);
+        let rest = f.spans.iter().skip(1).map(|s| (s, format!("#{} also: {}", f.rank, part(s))))
+            .chain(f.apart.iter().map(|s| (s, format!("#{} called, defined apart: {}", f.rank, part(s)))))
+            .chain(f.copies.iter().take(SHOWN_COPIES).map(|s| (s, format!("#{} a copy: the same code, names aside, lines {}-{}", f.rank, s.lines.0, s.lines.1))));
+        let mut details = false;
+        for (s, note) in rest {
+            let _ = writeln!(out, "{}:{}: {}  {}", p.path(&s.path), p.line(&s.lines.0.to_string()), s.function, p.dim(&format!("{note}{}", test(&s.path))));
+            details = true;
         }
         if f.copies.len() > SHOWN_COPIES {
-            let _ = writeln!(out, "{}", p.dim(&format!("… and {} more copies (--json lists them)", f.copies.len() - SHOWN_COPIES)));
+            let _ = writeln!(out, "    {}", p.dim(&format!("… and {} more copies (--json lists them)", f.copies.len() - SHOWN_COPIES)));
         }
         for r in &f.reasons {
             let _ = writeln!(out, "    {}", p.dim(&format!("why: {r}")));
+            details = true;
         }
-        for m in &f.matches {
+        // A natural-language hit's one "match" is the function itself: nothing to map.
+        for m in f.matches.iter().filter(|_| r.mode != "natural-language") {
             let _ = writeln!(
                 out,
                 "    {:>3}  {:<34} {} {}:{}: {}",
@@ -115,22 +109,24 @@ pub fn text(r: &SearchResult, color: bool, relative_to: Option<&Path>) -> String
                 p.line(&m.lines.0.to_string()),
                 clip(&m.code, 70)
             );
+            details = true;
         }
-        out.push('\n');
+        if details {
+            out.push('\n');
+        }
     }
     let t = &r.timings;
-    let line = if r.mode.starts_with("pseudocode-") {
-        format!("{} query nodes; {:.0} ms (query {:.0}, search {:.0}; method {})", r.query_nodes.len(), t.total_ms, t.embed_ms, t.knn_ms, &r.mode["pseudocode-".len()..])
-    } else {
-        format!(
-            "{} query nodes; {:.0} ms (embed {:.0}, nearest nodes {:.0}, grouping {:.0})",
-            r.query_nodes.len(),
-            t.total_ms,
-            t.embed_ms,
-            t.knn_ms,
-            t.group_ms
-        )
-    };
+    let method = r.mode.strip_prefix("pseudocode-").map(|m| format!("pseudocode, method {m}")).unwrap_or_else(|| r.mode.replace('-', " "));
+    let line = format!(
+        "{} result{}; {} query node{}; {:.0} ms (query {:.0}, search {:.0}); {method}",
+        r.fragments.len(),
+        if r.fragments.len() == 1 { "" } else { "s" },
+        r.query_nodes.len(),
+        if r.query_nodes.len() == 1 { "" } else { "s" },
+        t.total_ms,
+        t.embed_ms,
+        t.knn_ms + t.group_ms
+    );
     let _ = writeln!(out, "{}", p.dim(&line));
     out
 }
@@ -140,6 +136,17 @@ pub fn json_value(r: &SearchResult) -> serde_json::Value {
     let mut v = serde_json::to_value(r).unwrap_or_default();
     if let Some(o) = v.as_object_mut() {
         o.insert("schema".into(), JSON_SCHEMA.into());
+    }
+    // Code in tests, examples or benchmarks is marked where it is named.
+    for f in v.get_mut("fragments").and_then(|f| f.as_array_mut()).into_iter().flatten() {
+        for key in ["spans", "apart", "copies"] {
+            for s in f.get_mut(key).and_then(|s| s.as_array_mut()).into_iter().flatten() {
+                let t = s.get("path").and_then(|p| p.as_str()).is_some_and(is_test_path);
+                if let Some(o) = s.as_object_mut() {
+                    o.insert("test".into(), t.into());
+                }
+            }
+        }
     }
     v
 }

@@ -5,6 +5,7 @@ pub mod group;
 pub mod hybrid;
 pub mod limits;
 pub mod place;
+pub mod scope;
 
 use crate::features::{Encoder, FeatureError, TextEncoders};
 use crate::graph::{Icfg, NodeKind};
@@ -36,6 +37,9 @@ pub enum SearchError {
     NoRanker(String),
     #[error(transparent)]
     Ranker(#[from] hybrid::scorer::RankerError),
+    /// A `--path`/`--lang` scope that cannot be read or holds nothing.
+    #[error("scope: {0}")]
+    Scope(String),
     /// A shard or coordinator sent what the other side cannot read.
     #[error("cluster protocol: {0}")]
     Protocol(String),
@@ -55,11 +59,13 @@ pub struct SearchOptions {
     pub max_matches: usize,
     /// How large a query may be.
     pub limits: limits::QueryLimits,
+    /// The files results may come from.
+    pub scope: scope::Scope,
 }
 
 impl Default for SearchOptions {
     fn default() -> Self {
-        SearchOptions { top: 10, k: 100, radius: 8, max_visits: 4000, max_matches: 3000, limits: limits::QueryLimits::default() }
+        SearchOptions { top: 10, k: 100, radius: 8, max_visits: 4000, max_matches: 3000, limits: limits::QueryLimits::default(), scope: scope::Scope::default() }
     }
 }
 
@@ -258,6 +264,7 @@ pub fn pseudo<C: Borrow<Classifier>>(
 ) -> Result<SearchResult, SearchError> {
     let t0 = Instant::now();
     opts.limits.check_text(src)?;
+    scope::confine(index, &opts.scope)?;
     let enc = index.statement_encoder(encs)?;
     let QueryPcode { pcode: pc, converted, line_map, .. } = to_pcode(src, clf).map_err(|e| e.with_file(&name.display().to_string()))?;
     let q = pcode::icfg(&pc, name).map_err(|e| e.with_file(&name.display().to_string()))?;
@@ -291,7 +298,7 @@ pub struct TextHit {
 
 /// The `k` functions whose text vectors are closest to `v`, best first (ties by id).
 pub fn text_hits(index: &mut Index, v: &[f32], query: &str, k: usize) -> Result<Vec<TextHit>, SearchError> {
-    let hits = vectors::search(&mut index.functions, v, crate::features::DIM, k)?;
+    let hits = index.search_functions(v, k)?;
     let Some(hits) = hits.first() else { return Ok(Vec::new()) };
     let qn = text_node(query);
     let mut out = Vec::new();
@@ -346,6 +353,7 @@ pub fn natural(index: &mut Index, encs: &TextEncoders, query: &str, opts: &Searc
     if query.trim().is_empty() {
         return Err(SearchError::EmptyQuery);
     }
+    scope::confine(index, &opts.scope)?;
     let v = index.function_encoder(encs)?.encode(&[query])?;
     let embed_ms = ms(t0);
     let t1 = Instant::now();
@@ -359,6 +367,7 @@ pub fn natural(index: &mut Index, encs: &TextEncoders, query: &str, opts: &Searc
 pub fn natural_fragments(index: &mut Index, encs: &TextEncoders, query: &str, opts: &SearchOptions) -> Result<SearchResult, SearchError> {
     let t0 = Instant::now();
     opts.limits.check_text(query)?;
+    scope::confine(index, &opts.scope)?;
     let enc = index.statement_encoder(encs)?;
     let sentences: Vec<&str> = query
         .split(['.', ';', '\n'])

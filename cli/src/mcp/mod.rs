@@ -18,6 +18,7 @@ use crate::args::QueryLimitArgs;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::json;
+use beryl::search::scope::Scope;
 use state::{Answer, SearchArgs, State, ToolError};
 use std::path::PathBuf;
 use tokio::sync::oneshot;
@@ -113,6 +114,14 @@ struct PseudocodeRequest {
     method: Option<MethodParam>,
     /// Which open index to search (its folder or an indexed root), when several are open.
     index: Option<String>,
+    /// Only files matching these globs, relative to the indexed root (gitignore syntax:
+    /// `src/**`, `*.h`, a folder name; `!GLOB` leaves files out; the last match decides).
+    /// Applied before ranking: `top` counts inside.
+    path: Option<Vec<String>>,
+    /// Only files of these languages: `c`, `cpp`, `java`.
+    lang: Option<Vec<String>>,
+    /// Leave out tests, examples, demos and benchmarks.
+    no_tests: Option<bool>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -124,6 +133,26 @@ struct TextRequest {
     top: Option<usize>,
     /// Which open index to search, when several are open.
     index: Option<String>,
+    /// Only files matching these globs, relative to the indexed root (gitignore syntax:
+    /// `src/**`, `*.h`, a folder name; `!GLOB` leaves files out; the last match decides).
+    /// Applied before ranking: `top` counts inside.
+    path: Option<Vec<String>>,
+    /// Only files of these languages: `c`, `cpp`, `java`.
+    lang: Option<Vec<String>>,
+    /// Leave out tests, examples, demos and benchmarks.
+    no_tests: Option<bool>,
+}
+
+/// The scope of a search request: paths, languages, tests.
+fn scope_of(path: &Option<Vec<String>>, lang: &Option<Vec<String>>, no_tests: Option<bool>) -> Result<Scope, CallToolResult> {
+    let mut langs = Vec::new();
+    for l in lang.iter().flatten() {
+        match beryl::search::scope::lang_named(l) {
+            Some(x) => langs.push(x),
+            None => return Err(result(Err(ToolError::new("arguments", format!("unknown language {l:?} (expected c, cpp or java)"))))),
+        }
+    }
+    Ok(Scope { paths: path.clone().unwrap_or_default(), langs, no_tests: no_tests.unwrap_or(false), cwd: None })
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -192,7 +221,11 @@ impl Beryl {
             Err(e) => return Ok(e),
         };
         let method = r.method.map_or(Method::Hybrid, Method::from);
-        self.call(move |s| s.search_pseudocode(&SearchArgs { query: &r.query, top: r.top, index: r.index.as_deref() }, method)).await
+        let scope = match scope_of(&r.path, &r.lang, r.no_tests) {
+            Ok(s) => s,
+            Err(e) => return Ok(e),
+        };
+        self.call(move |s| s.search_pseudocode(&SearchArgs { query: &r.query, top: r.top, index: r.index.as_deref(), scope }, method)).await
     }
 
     #[tool(description = "Find functions from an English description of what they do. Returns ranked functions (path, lines, function, score, reasons).")]
@@ -201,7 +234,11 @@ impl Beryl {
             Ok(r) => r,
             Err(e) => return Ok(e),
         };
-        self.call(move |s| s.search_text(&SearchArgs { query: &r.query, top: r.top, index: r.index.as_deref() })).await
+        let scope = match scope_of(&r.path, &r.lang, r.no_tests) {
+            Ok(s) => s,
+            Err(e) => return Ok(e),
+        };
+        self.call(move |s| s.search_text(&SearchArgs { query: &r.query, top: r.top, index: r.index.as_deref(), scope })).await
     }
 
     #[tool(description = "Show the code of an indexed file (a path a result gave) at the given lines, each line marked with the query lines the last search matched to it. Only files recorded in an open index are served.")]

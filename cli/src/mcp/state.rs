@@ -10,6 +10,7 @@ use beryl::pcode::Classifier;
 use beryl::report;
 use beryl::search::hybrid::{Method, Ranker};
 use beryl::search::limits::QueryLimits;
+use beryl::search::scope::Scope;
 use beryl::search::{self, SearchError, SearchOptions, SearchResult};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -42,6 +43,7 @@ impl From<SearchError> for ToolError {
             SearchError::Index(x) if x.is_index_fault() => "index",
             SearchError::Pcode(_) => "query",
             SearchError::EmptyQuery | SearchError::TooLarge(_) => "query",
+            SearchError::Scope(_) => "arguments",
             _ => "search",
         };
         let mut message = e.to_string();
@@ -97,6 +99,8 @@ pub struct SearchArgs<'a> {
     pub query: &'a str,
     pub top: Option<usize>,
     pub index: Option<&'a str>,
+    /// Where results may come from.
+    pub scope: Scope,
 }
 
 impl State {
@@ -234,7 +238,7 @@ impl State {
         }
         // Before anything else: a query over the limits costs nothing more.
         self.limits.check_text(a.query).map_err(|e| ToolError::new("query", e.to_string()))?;
-        Ok(SearchOptions { top, limits: self.limits, ..SearchOptions::default() })
+        Ok(SearchOptions { top, limits: self.limits, scope: a.scope.clone(), ..SearchOptions::default() })
     }
 
     pub fn search_pseudocode(&mut self, a: &SearchArgs, method: Method) -> Result<Answer, ToolError> {

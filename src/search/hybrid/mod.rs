@@ -23,9 +23,9 @@ pub use query::{plain_words, Query};
 pub use scorer::Ranker;
 pub use signals::{Signals, N_SIGNALS};
 
-use crate::features::{TextEncoders, DIM};
+use crate::features::TextEncoders;
 use crate::index::lexical::query_terms;
-use crate::index::{vectors, Index};
+use crate::index::Index;
 use crate::pcode::{Classifier, PcodeError};
 use crate::search::{SearchError, SearchOptions, SearchResult, Timings};
 use fragments::{function_fragments, to_fragments};
@@ -113,6 +113,7 @@ pub fn search<C: Borrow<Classifier>>(
         return crate::search::pseudo(index, encs, src, name, clf, opts);
     }
     opts.limits.check_text(src)?;
+    crate::search::scope::confine(index, &opts.scope)?;
     // The function encoder, the slowest to load, loads beside the work that needs none.
     std::thread::scope(|s| {
         if matches!(method, Method::Hybrid | Method::Dense) {
@@ -133,14 +134,14 @@ pub fn search<C: Borrow<Classifier>>(
             }
             Method::Bm25 => {
                 let lex = index.lexical.search(&query_terms(&q.words, q.names()).terms);
-                function_fragments(index, &top_k(&lexical_hits(&lex), top), &|r, s| format!("lexical: BM25F {s:.2}, rank {}", r + 1))?
+                function_fragments(index, &top_k(&lexical_hits(index, &lex), top), &|r, s| format!("lexical: BM25F {s:.2}, rank {}", r + 1))?
             }
             Method::Name => {
                 let qt = query_terms("", q.names());
                 let lex = index.lexical.search(&qt.terms);
                 // Name words in the name count fully, in the comment half; shorter functions first.
                 let mut scored: Vec<(u32, f32, u32)> = (0..lex.score.len())
-                    .filter(|&f| lex.name_mask[f] | lex.comment_mask[f] != 0)
+                    .filter(|&f| lex.name_mask[f] | lex.comment_mask[f] != 0 && index.in_scope(f as u32))
                     .map(|f| {
                         let len = index.shapes.get(f as u32).map_or(u32::MAX, |s| s.lines.1.saturating_sub(s.lines.0));
                         (f as u32, qt.coverage(lex.name_mask[f], q.main) + 0.5 * qt.coverage(lex.comment_mask[f], q.main), len)
@@ -152,7 +153,7 @@ pub fn search<C: Borrow<Classifier>>(
             }
             Method::Dense => {
                 let v = dense_query(index, encs, &q)?;
-                let hits = vectors::search(&mut index.functions, &v, DIM, top)?;
+                let hits = index.search_functions(&v, top)?;
                 let list: Vec<(u32, f32)> = hits.first().into_iter().flatten().map(|&(f, s)| (f as u32, s)).collect();
                 function_fragments(index, &list, &|_, s| format!("dense: cosine {s:.2} to the function's text vector"))?
             }

@@ -82,9 +82,9 @@ pub(super) fn top_k(scores: &[(u32, f32)], k: usize) -> Vec<(u32, f32)> {
     v
 }
 
-/// Functions with a positive BM25F score.
-pub(super) fn lexical_hits(lex: &LexScores) -> Vec<(u32, f32)> {
-    lex.score.iter().enumerate().filter(|(_, &s)| s > 0.0).map(|(f, &s)| (f as u32, s)).collect()
+/// Functions with a positive BM25F score, inside the index's scope.
+pub(super) fn lexical_hits(index: &Index, lex: &LexScores) -> Vec<(u32, f32)> {
+    lex.score.iter().enumerate().filter(|(f, &s)| s > 0.0 && index.in_scope(*f as u32)).map(|(f, &s)| (f as u32, s)).collect()
 }
 
 /// The query's function-level text vector: its procedure names as words, then its English.
@@ -95,7 +95,7 @@ pub(super) fn dense_query(index: &Index, encs: &TextEncoders, q: &Query) -> Resu
 
 /// The `k` functions whose text vectors are closest to `qvec`, best first (ties by id).
 pub(super) fn dense_hits(index: &mut Index, qvec: &[f32; DIM], k: usize) -> Result<Vec<(u32, f32)>, SearchError> {
-    let hits = vectors::search(&mut index.functions, qvec, DIM, k)?;
+    let hits = index.search_functions(qvec, k)?;
     Ok(hits.first().map(|h| h.iter().map(|&(f, s)| (f as u32, s)).collect()).unwrap_or_default())
 }
 
@@ -123,7 +123,7 @@ pub(super) fn retrieve(index: &mut Index, encs: &TextEncoders, q: &Query, forms:
     let terms = query_terms(&q.words, q.names());
     let lex = index.lexical.search(&terms.terms);
     if opts.retrievers[LEXICAL] {
-        note(&top_k(&lexical_hits(&lex), k), LEXICAL, &mut ranks);
+        note(&top_k(&lexical_hits(index, &lex), k), LEXICAL, &mut ranks);
     }
     lap("lexical", &mut t);
 
@@ -180,7 +180,7 @@ fn beryllium(index: &mut Index, encs: &TextEncoders, q: &Query, k: usize, cover:
 pub(super) fn structure_preselect(index: &Index, forms: &Forms) -> Vec<(u32, f32)> {
     let profiles = index.profiles();
     let all: Vec<(u32, f32)> =
-        (0..profiles.len() as u32).filter(|&f| index.shapes.is_live(f)).map(|f| (f, forms.profile_sim(profiles, f))).collect();
+        (0..profiles.len() as u32).filter(|&f| index.shapes.is_live(f) && index.in_scope(f)).map(|f| (f, forms.profile_sim(profiles, f))).collect();
     top_k(&all, STRUCT_PRESELECT)
 }
 

@@ -69,7 +69,7 @@ pub fn lists(index: &mut Index, sq: &ShardQuery, q: &Query, node_rows: &[f32], n
     let k = sq.per_retriever;
     let terms = query_terms(&q.words, q.names());
     let lex = index.lexical.search(&terms.terms);
-    let lexical = top_k(&lexical_hits(&lex), k);
+    let lexical = top_k(&lexical_hits(index, &lex), k);
     let dense = dense_hits(index, &sq.qvec()?, k)?;
     let nodes = if node_rows.is_empty() {
         Vec::new()
