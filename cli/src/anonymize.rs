@@ -47,7 +47,7 @@ pub fn run(args: AnonymizeArgs) -> Result<()> {
     let opts = WalkOptions {
         max_bytes: args.max_file_size,
         respect_ignore: !args.no_ignore,
-        langs: Vec::new(),
+        ..WalkOptions::default()
     };
     // Walk each root on its own to know what output paths are relative to.
     let mut files: Vec<(PathBuf, String)> = Vec::new();

@@ -118,7 +118,7 @@ pub struct Walk {
 
 impl Walk {
     pub fn options(&self) -> WalkOptions {
-        WalkOptions { max_bytes: self.max_file_size, respect_ignore: !self.no_ignore, langs: Vec::new() }
+        WalkOptions { max_bytes: self.max_file_size, respect_ignore: !self.no_ignore, ..WalkOptions::default() }
     }
 
     /// Fails on the first path that does not exist, before any work starts.

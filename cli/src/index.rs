@@ -35,9 +35,18 @@ pub struct IndexArgs {
     /// Rebuild even when no file changed.
     #[arg(long)]
     force: bool,
-    /// Read files that .gitignore and .ignore exclude.
+    /// Read files that .gitignore and .ignore exclude (`.berylignore` files still apply).
     #[arg(long)]
     no_ignore: bool,
+    /// Leave out files and folders matching GLOB (gitignore syntax, relative to each root:
+    /// `vendor/`, `*.pb.c`, `**/testdata/**`; `!GLOB` brings files back). Repeatable. For
+    /// lasting rules write them in a `.berylignore` file (or `exclude` in `.beryl.toml`).
+    #[arg(long, value_name = "GLOB")]
+    exclude: Vec<String>,
+    /// Read files ending in .EXT as LANG (c, cpp or java), as ripgrep's --type-add:
+    /// `--type-add pmt:c`. Repeatable; also `type-add = [...]` in the root's `.beryl.toml`.
+    #[arg(long, value_name = "EXT:LANG")]
+    type_add: Vec<String>,
     /// Skip files larger than this many bytes.
     #[arg(long, default_value_t = 1 << 20)]
     max_file_size: u64,
@@ -75,7 +84,7 @@ impl IndexArgs {
         });
         let features = FeatureSet::parse(&a.features).map_err(anyhow::Error::msg)?;
         let opts = IndexOptions {
-            walk: WalkOptions { max_bytes: a.max_file_size, respect_ignore: !a.no_ignore, langs: Vec::new() },
+            walk: WalkOptions { max_bytes: a.max_file_size, respect_ignore: !a.no_ignore, ..WalkOptions::default() }.with_rules(&a.exclude, &a.type_add)?,
             features,
             factory: a.faiss.clone(),
             flat_max: a.flat_max,
@@ -114,14 +123,17 @@ pub fn run(a: IndexArgs) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&r)?);
     } else if r.up_to_date {
         println!("{}: up to date ({} files unchanged, {:.2} s){}", dir.display(), r.files, r.total_seconds, skipped(&r.skipped));
+        print!("{}", walk_lines(&r));
     } else if r.updated {
         println!("{}", summary(&dir, &r));
+        print!("{}", walk_lines(&r));
         println!(
             "updated in {:.2} s: {} functions parsed, {} node vectors recomputed, {} texts encoded",
             r.total_seconds, r.recomputed_functions, r.recomputed_nodes, r.texts_encoded
         );
     } else {
         println!("{}", summary(&dir, &r));
+        print!("{}", walk_lines(&r));
         if let Some(why) = &r.full_reason {
             println!("indexed anew: {why}");
         }
@@ -139,6 +151,41 @@ pub fn run(a: IndexArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// What the exclusion rules left out and which extensions were not read, a line each (or
+/// nothing).
+pub fn walk_lines(r: &index::BuildReport) -> String {
+    let mut out = String::new();
+    if !r.excluded.is_empty() {
+        let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+        let parts: Vec<String> = r
+            .excluded
+            .iter()
+            .map(|e| {
+                let mut what = Vec::new();
+                if e.folders > 0 {
+                    what.push(plural(e.folders, "folder"));
+                }
+                if e.files > 0 || e.folders == 0 {
+                    what.push(plural(e.files, "file"));
+                }
+                format!("{} ({})", e.rule, what.join(", "))
+            })
+            .collect();
+        out.push_str(&format!("excluded: {}\n", parts.join("; ")));
+    }
+    if !r.unread.is_empty() {
+        let mut by: Vec<(&String, &usize)> = r.unread.iter().collect();
+        by.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        const SHOWN: usize = 8;
+        let mut parts: Vec<String> = by.iter().take(SHOWN).map(|(e, n)| format!(".{e} {n}")).collect();
+        if by.len() > SHOWN {
+            parts.push(format!("{} more extensions", by.len() - SHOWN));
+        }
+        out.push_str(&format!("not read: {} (to read an extension as C, C++ or Java: --type-add EXT:c|cpp|java)\n", parts.join(", ")));
+    }
+    out
 }
 
 /// `; N files skipped (reason n, …)`, or nothing; `RUST_LOG=info` names the files.

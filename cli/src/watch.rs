@@ -21,10 +21,12 @@ pub struct WatchArgs {
     debounce_ms: u64,
 }
 
-/// Whether a change at `path` can matter to the index: a C, C++ or Java file outside the
-/// index folder. Ignored files pass here; the update's walk leaves them out.
-fn relevant(path: &Path, index_dir: &Path) -> bool {
-    !path.starts_with(index_dir) && beryl::lang::lang_of(path).is_some()
+/// Whether a change at `path` can matter to the index: a file read as C, C++ or Java, or
+/// a file of exclusion rules, outside the index folder. Ignored files pass here; the
+/// update's walk leaves them out.
+fn relevant(path: &Path, index_dir: &Path, walk: &beryl::corpus::WalkOptions) -> bool {
+    let rules = path.file_name().is_some_and(|n| n == beryl::corpus::walk::IGNORE_FILE || n == ".gitignore" || n == ".ignore");
+    !path.starts_with(index_dir) && (rules || walk.lang_of(path).is_some())
 }
 
 /// One line for an update: when, what changed, what it cost.
@@ -53,6 +55,8 @@ pub fn run(a: WatchArgs) -> Result<()> {
     // The index folder may not exist yet; compare against where it will be.
     let abs = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| std::env::current_dir().map(|c| c.join(p)).unwrap_or(p.to_path_buf()));
     let index_dir = abs(&dir);
+    // The extensions read, `.beryl.toml` included as it is when the watch starts.
+    let walk = opts.walk.with_project_config(&roots.iter().map(|r| abs(r)).collect::<Vec<_>>())?;
     let build = |force: bool| -> Result<BuildReport> {
         let o = beryl::index::IndexOptions { force, ..opts.clone() };
         index::build(&roots, &dir, &o, &model, &encs, &mut |_, _, _| {}).with_context(|| format!("indexing into {}", dir.display()))
@@ -111,7 +115,7 @@ pub fn run(a: WatchArgs) -> Result<()> {
                             last = Instant::now();
                         }
                     }
-                    if paths.iter().any(|p| relevant(p, &index_dir)) {
+                    if paths.iter().any(|p| relevant(p, &index_dir, &walk)) {
                         pending = true;
                         last = Instant::now();
                     }

@@ -154,3 +154,111 @@ fn one_text_layout_for_every_search() {
     let spans: Vec<&serde_json::Value> = v["fragments"].as_array().unwrap().iter().map(|f| &f["spans"][0]).collect();
     assert!(spans.iter().any(|s| s["test"] == true) && spans.iter().any(|s| s["test"] == false), "{spans:?}");
 }
+
+/// The build report of `beryl index --json`.
+fn report(o: &std::process::Output) -> serde_json::Value {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+#[test]
+fn exclusion_rules_leave_files_out_and_are_counted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    let root = fetch("igraph").expect("fetching igraph");
+    for (d, n) in [("paths", 4), ("flow", 3)] {
+        std::fs::create_dir_all(src.join(d)).unwrap();
+        let mut names: Vec<_> = std::fs::read_dir(root.join("src").join(d)).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "c")).collect();
+        names.sort();
+        for p in names.into_iter().take(n) {
+            std::fs::copy(&p, src.join(d).join(p.file_name().unwrap())).unwrap();
+        }
+    }
+    std::fs::create_dir_all(src.join("third_party/zlib")).unwrap();
+    std::fs::copy(root.join("src/paths/floyd_warshall.c"), src.join("third_party/zlib/fw.c")).unwrap();
+    std::fs::copy(root.join("src/paths/floyd_warshall.c"), src.join("paths/fw_gen.c")).unwrap();
+    // A `.berylignore` in a subfolder, with a rule and a `!` exception to it.
+    std::fs::write(src.join("flow/.berylignore"), "*.c\n!flow.c\n").unwrap();
+    let idx = tmp.path().join("idx");
+    let o = beryl().arg("index").arg(&src).arg("--index").arg(&idx).args(["--json", "--exclude", "third_party/", "--exclude", "*_gen.c"]).output().unwrap();
+    let r = report(&o);
+    let excluded = r["excluded"].as_array().unwrap();
+    let count = |rule: &str, key: &str| excluded.iter().find(|e| e["rule"].as_str().unwrap().ends_with(rule)).map(|e| e[key].as_u64().unwrap());
+    assert_eq!(count("--exclude third_party/", "folders"), Some(1), "{excluded:?}");
+    assert_eq!(count("--exclude *_gen.c", "files"), Some(1), "{excluded:?}");
+    let flow_has = std::fs::read_dir(src.join("flow")).unwrap().filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "c")).count();
+    let kept_flow = usize::from(src.join("flow/flow.c").exists());
+    assert_eq!(count(".berylignore: *.c", "files"), Some((flow_has - kept_flow) as u64), "{excluded:?}");
+    assert_eq!(r["files"].as_u64(), Some((4 + kept_flow) as u64));
+
+    // The text summary names each rule; an update walks the same way when given the same rules.
+    let o = beryl().arg("index").arg(&src).arg("--index").arg(&idx).args(["--exclude", "third_party/", "--exclude", "*_gen.c"]).output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("up to date") && out.contains("excluded: ") && out.contains("--exclude third_party/ (1 folder)"), "{out}");
+    // A new file a rule covers changes nothing.
+    std::fs::copy(root.join("src/paths/dijkstra.c"), src.join("flow/dijkstra_copy.c")).unwrap();
+    let o = beryl().arg("index").arg(&src).arg("--index").arg(&idx).args(["--exclude", "third_party/", "--exclude", "*_gen.c"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&o.stdout).contains("up to date"), "{}", String::from_utf8_lossy(&o.stdout));
+    // A search never returns what was left out.
+    let o = beryl().args(["search", "--json", "--top", "10", "all-pairs shortest paths"]).arg("--index").arg(&idx).output().unwrap();
+    assert!(results(&o).iter().all(|(p, _)| !p.contains("third_party") && !p.ends_with("_gen.c")));
+    // A bad rule is an error before anything is written.
+    let o = beryl().arg("index").arg(&src).arg("--index").arg(tmp.path().join("idx2")).args(["--exclude", "a/{b"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--exclude \"a/{b\""), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!tmp.path().join("idx2").exists());
+}
+
+#[test]
+fn type_add_reads_a_template_file_as_c() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    let root = fetch("igraph").expect("fetching igraph");
+    // igraph writes its typed containers once, as `.pmt` templates a `.c` file includes.
+    for f in ["src/core/heap.c", "src/core/heap.pmt", "src/paths/dijkstra.c", "src/paths/unweighted.c"] {
+        let p = root.join(f);
+        std::fs::copy(&p, src.join(p.file_name().unwrap())).unwrap();
+    }
+    // CUDA sources are C++ by default.
+    std::fs::copy(root.join("src/paths/floyd_warshall.c"), src.join("fw_kernel.cu")).unwrap();
+    let idx = tmp.path().join("idx");
+    let q = beryl::repo_path("queries/heapsort.txt");
+    let heap_first = |idx: &std::path::Path| {
+        let o = beryl().args(["search", "--json", "--top", "1", "--pseudo"]).arg(&q).arg("--index").arg(idx).output().unwrap();
+        results(&o)[0].0.ends_with("heap.pmt")
+    };
+
+    let r = report(&beryl().arg("index").arg(&src).arg("--index").arg(&idx).arg("--json").output().unwrap());
+    assert_eq!(r["unread"]["pmt"].as_u64(), Some(1), "{r}");
+    assert_eq!(r["files"].as_u64(), Some(4));
+    let o = beryl().arg("index").arg(&src).arg("--index").arg(tmp.path().join("idx-text")).output().unwrap();
+    assert!(String::from_utf8_lossy(&o.stdout).contains("not read: .pmt 1 (to read an extension as C, C++ or Java: --type-add EXT:c|cpp|java)"));
+    assert!(!heap_first(&idx));
+
+    let r = report(&beryl().arg("index").arg(&src).arg("--index").arg(&idx).args(["--json", "--type-add", "pmt:c"]).output().unwrap());
+    assert_eq!(r["files"].as_u64(), Some(5));
+    assert!(r["unread"].as_object().unwrap().is_empty(), "{r}");
+    assert!(heap_first(&idx));
+
+    // The same from the root's `.beryl.toml`, for every later build.
+    std::fs::write(src.join(".beryl.toml"), "type-add = [\"pmt:c\"]\n").unwrap();
+    let idx2 = tmp.path().join("idx2");
+    let r = report(&beryl().arg("index").arg(&src).arg("--index").arg(&idx2).arg("--json").output().unwrap());
+    assert_eq!(r["files"].as_u64(), Some(5));
+    assert!(heap_first(&idx2));
+    // A misspelt key or mapping is an error that names the file.
+    std::fs::write(src.join(".beryl.toml"), "type_add = [\"pmt:c\"]\n").unwrap();
+    let o = beryl().arg("index").arg(&src).arg("--index").arg(&idx2).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains(".beryl.toml"), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = beryl().arg("index").arg(&src).arg("--index").arg(&idx2).args(["--type-add", "pmt:cobol"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&o.stderr).contains("expected EXT:LANG"), "{}", String::from_utf8_lossy(&o.stderr));
+
+    // A tree of nothing beryl reads says which extensions it found.
+    let only = tmp.path().join("only");
+    std::fs::create_dir_all(&only).unwrap();
+    std::fs::copy(root.join("src/core/heap.pmt"), only.join("heap.pmt")).unwrap();
+    let o = beryl().arg("index").arg(&only).arg("--index").arg(tmp.path().join("idx3")).output().unwrap();
+    assert!(String::from_utf8_lossy(&o.stderr).contains("found .pmt 1; --type-add"), "{}", String::from_utf8_lossy(&o.stderr));
+}

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant;
-pub use walk::{SkipReason, Skipped, WalkOptions};
+pub use walk::{Excluded, SkipReason, Skipped, Types, WalkError, WalkOptions, WalkRecord, Walked};
 
 pub struct Corpus {
     pub icfg: Icfg,
@@ -50,8 +50,13 @@ pub fn parse(files: &[PathBuf], opts: &WalkOptions) -> Vec<Result<Option<(Source
         .par_iter()
         .map(|path| {
             let src = walk::read_source(path, opts)?;
+            let lang = opts.lang_of(path).ok_or_else(|| Skipped {
+                path: path.clone(),
+                reason: SkipReason::Unparsable,
+                detail: "no language for its extension".into(),
+            })?;
             // File ids are assigned by `Icfg::add_file`; 0 is a placeholder.
-            let pf = lang::parse_file(path, &src, 0).map_err(|e| Skipped {
+            let pf = lang::parse_file_as(path, lang, &src, 0).map_err(|e| Skipped {
                 path: path.clone(),
                 reason: match e {
                     lang::ParseError::TooDeep(_) | lang::ParseError::TooNested(_) => SkipReason::TooDeep,
@@ -90,8 +95,12 @@ pub fn parse(files: &[PathBuf], opts: &WalkOptions) -> Vec<Result<Option<(Source
 /// Files that cannot be used are skipped with a logged reason; nothing here panics on input.
 pub fn load(roots: &[PathBuf], opts: &WalkOptions) -> Corpus {
     let t0 = Instant::now();
-    let (files, skipped) = walk::discover(roots, opts);
-    load_found(roots, files, skipped, opts, t0)
+    let opts = opts.with_project_config(roots).unwrap_or_else(|e| {
+        log::warn!("{e}; read without it");
+        opts.clone()
+    });
+    let (files, skipped) = walk::discover(roots, &opts);
+    load_found(roots, files, skipped, &opts, t0)
 }
 
 /// The project of a file: the root it lies under (the longest such root where roots nest).

@@ -1,9 +1,81 @@
-//! Finding source files under the given roots and deciding which to skip.
+//! Finding source files under the given roots and deciding which to skip: the language
+//! each extension is read as (built in, `--type-add`, a root's `.beryl.toml`), the rules
+//! that leave files out (`--exclude`, `.beryl.toml`, `.berylignore` files, and
+//! `.gitignore` unless told otherwise), and why a file found is not read.
 
+use crate::graph::Lang;
 use crate::lang::lang_of;
-use serde::Serialize;
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use ignore::Match;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use thiserror::Error;
+
+/// The project configuration file read from each indexed root.
+pub const CONFIG: &str = ".beryl.toml";
+/// Per-folder exclusion files, in gitignore syntax.
+pub const IGNORE_FILE: &str = ".berylignore";
+
+#[derive(Debug, Error)]
+pub enum WalkError {
+    #[error("--type-add {0:?}: expected EXT:LANG with LANG one of c, cpp, java (as in `--type-add pmt:c`)")]
+    TypeAdd(String),
+    #[error("--exclude {rule:?}: {error}")]
+    Rule { rule: String, error: String },
+    #[error("{}: {error}", path.display())]
+    Config { path: PathBuf, error: String },
+}
+
+/// Which language each file extension is read as: the built-in table, then these.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Types {
+    added: BTreeMap<String, Lang>,
+}
+
+impl Types {
+    /// Adds `EXT:LANG` (`pmt:c`, `.inl:cpp`); a later mapping of an extension wins.
+    pub fn add(&mut self, spec: &str) -> Result<(), WalkError> {
+        let bad = || WalkError::TypeAdd(spec.to_string());
+        let (ext, lang) = spec.split_once(':').ok_or_else(bad)?;
+        let ext = ext.trim().trim_start_matches('.').to_ascii_lowercase();
+        let lang = match lang.trim().to_ascii_lowercase().as_str() {
+            "c" => Lang::C,
+            "cpp" | "c++" => Lang::Cpp,
+            "java" => Lang::Java,
+            _ => return Err(bad()),
+        };
+        if ext.is_empty() || ext.contains(['/', '\\', '*']) {
+            return Err(bad());
+        }
+        self.added.insert(ext, lang);
+        Ok(())
+    }
+
+    /// The language a file is read as, if any.
+    pub fn lang_of(&self, path: &Path) -> Option<Lang> {
+        let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+        ext.and_then(|e| self.added.get(&e).copied()).or_else(|| lang_of(path))
+    }
+
+    /// The mappings as `EXT:LANG`, as `--type-add` takes them.
+    pub fn specs(&self) -> Vec<String> {
+        self.added.iter().map(|(e, l)| format!("{e}:{}", l.name())).collect()
+    }
+}
+
+/// A rule that leaves files out, and where it comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rule {
+    /// The root it applies to; `None`: every root (`--exclude`).
+    pub root: Option<PathBuf>,
+    /// A gitignore line (`!` lines bring files back).
+    pub glob: String,
+    /// `--exclude`, or the file it was read from.
+    pub origin: String,
+}
 
 #[derive(Clone, Debug)]
 pub struct WalkOptions {
@@ -13,6 +85,12 @@ pub struct WalkOptions {
     pub respect_ignore: bool,
     /// Keep only files parsed as one of these languages; empty keeps all.
     pub langs: Vec<crate::graph::Lang>,
+    /// Rules that leave files out, in order (the last that matches a path decides).
+    pub exclude: Vec<Rule>,
+    /// Extensions read as a language beyond the built-in ones (`--type-add`).
+    pub types: Types,
+    /// Those the indexed roots' `.beryl.toml` files add (the command line's win).
+    pub config_types: Types,
 }
 
 impl Default for WalkOptions {
@@ -21,7 +99,213 @@ impl Default for WalkOptions {
             max_bytes: 1 << 20,
             respect_ignore: true,
             langs: Vec::new(),
+            exclude: Vec::new(),
+            types: Types::default(),
+            config_types: Types::default(),
         }
+    }
+}
+
+/// The walk rules an index records, so that what checks it for changes later (`status`,
+/// the MCP server) walks as its build did. A root's `.beryl.toml` is read again each time.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WalkRecord {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exclude: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub type_add: Vec<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_ignore: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_file_size: Option<u64>,
+}
+
+impl WalkRecord {
+    pub fn is_default(&self) -> bool {
+        *self == WalkRecord::default()
+    }
+}
+
+/// A root's `.beryl.toml`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct Config {
+    #[serde(default)]
+    type_add: Vec<String>,
+    #[serde(default)]
+    exclude: Vec<String>,
+}
+
+impl WalkOptions {
+    /// The language a file is read as: `--type-add`, then `.beryl.toml`, then built in.
+    pub fn lang_of(&self, path: &Path) -> Option<Lang> {
+        let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+        ext.and_then(|e| self.types.added.get(&e).or_else(|| self.config_types.added.get(&e)).copied()).or_else(|| lang_of(path))
+    }
+
+    /// Options from the command line's `--exclude` rules and `--type-add` mappings.
+    pub fn with_rules(mut self, exclude: &[String], type_add: &[String]) -> Result<WalkOptions, WalkError> {
+        for t in type_add {
+            self.types.add(t)?;
+        }
+        for g in exclude {
+            check_rule(g)?;
+            self.exclude.push(Rule { root: None, glob: g.clone(), origin: "--exclude".into() });
+        }
+        Ok(self)
+    }
+
+    /// What the index records of these options (the command line's part).
+    pub fn record(&self) -> WalkRecord {
+        WalkRecord {
+            exclude: self.exclude.iter().filter(|r| r.root.is_none()).map(|r| r.glob.clone()).collect(),
+            type_add: self.types.specs(),
+            no_ignore: !self.respect_ignore,
+            max_file_size: (self.max_bytes != WalkOptions::default().max_bytes).then_some(self.max_bytes),
+        }
+    }
+
+    /// The options a record describes.
+    pub fn from_record(r: &WalkRecord) -> Result<WalkOptions, WalkError> {
+        let base = WalkOptions { respect_ignore: !r.no_ignore, max_bytes: r.max_file_size.unwrap_or(1 << 20), ..WalkOptions::default() };
+        base.with_rules(&r.exclude, &r.type_add)
+    }
+
+    /// These options with each root's `.beryl.toml` added: its mappings for every root,
+    /// its exclusions for its own root, before the command line's (which then decide).
+    pub fn with_project_config(&self, roots: &[PathBuf]) -> Result<WalkOptions, WalkError> {
+        let mut out = self.clone();
+        let mut from_files = Vec::new();
+        let mut types = Types::default();
+        // Options made with a project's rules already hold them: read afresh.
+        out.exclude.retain(|r| r.root.is_none());
+        for root in roots.iter().filter(|r| r.is_dir()) {
+            let path = root.join(CONFIG);
+            let text = match std::fs::read_to_string(&path) {
+                Ok(t) => t,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(WalkError::Config { path, error: e.to_string() }),
+            };
+            let c: Config = toml::from_str(&text).map_err(|e| WalkError::Config { path: path.clone(), error: e.to_string() })?;
+            for t in &c.type_add {
+                types.add(t).map_err(|e| WalkError::Config { path: path.clone(), error: e.to_string() })?;
+            }
+            for g in c.exclude {
+                check_rule(&g).map_err(|e| WalkError::Config { path: path.clone(), error: e.to_string() })?;
+                from_files.push(Rule { root: Some(root.clone()), glob: g, origin: path.display().to_string() });
+            }
+        }
+        out.config_types = types;
+        from_files.extend(self.exclude.iter().cloned());
+        out.exclude = from_files;
+        Ok(out)
+    }
+}
+
+fn check_rule(g: &str) -> Result<(), WalkError> {
+    let mut b = GitignoreBuilder::new("/");
+    b.add_line(None, g).map_err(|e| WalkError::Rule { rule: g.to_string(), error: e.to_string() })?;
+    Ok(())
+}
+
+/// How many files and folders one rule left out.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Excluded {
+    /// `--exclude GLOB`, or `FILE: GLOB` for a rule read from a file.
+    pub rule: String,
+    /// Source files (of a language read) left out by name.
+    pub files: usize,
+    /// Folders left out whole (their contents are not walked, nor counted).
+    pub folders: usize,
+}
+
+/// What a walk found.
+#[derive(Clone, Debug, Default)]
+pub struct Walked {
+    pub files: Vec<PathBuf>,
+    pub skipped: Vec<Skipped>,
+    /// Per rule, in the order rules were first used.
+    pub excluded: Vec<Excluded>,
+    /// Files of extensions no language is read for: extension → count.
+    pub unread: BTreeMap<String, usize>,
+}
+
+/// The exclusion rules of one root: the given ones, and the `.berylignore` files of its
+/// folders, read as the walk reaches them.
+struct Exclusions {
+    rules: Gitignore,
+    read: WalkOptions,
+    folders: Mutex<HashMap<PathBuf, Option<Arc<Gitignore>>>>,
+    counts: Mutex<Vec<Excluded>>,
+}
+
+impl Exclusions {
+    fn new(root: &Path, rules: &[Rule], read: &WalkOptions) -> Exclusions {
+        let mut b = GitignoreBuilder::new(root);
+        for r in rules.iter().filter(|r| r.root.as_deref().is_none_or(|x| x == root)) {
+            // Checked when the options were made; the origin labels the rule in counts.
+            let _ = b.add_line(Some(PathBuf::from(&r.origin)), &r.glob);
+        }
+        let rules = b.build().unwrap_or_else(|_| Gitignore::empty());
+        Exclusions { rules, read: WalkOptions { exclude: Vec::new(), ..read.clone() }, folders: Mutex::new(HashMap::new()), counts: Mutex::new(Vec::new()) }
+    }
+
+    /// The `.berylignore` of folder `dir`, read once.
+    fn folder(&self, dir: &Path) -> Option<Arc<Gitignore>> {
+        let mut f = self.folders.lock().unwrap_or_else(|e| e.into_inner());
+        f.entry(dir.to_path_buf())
+            .or_insert_with(|| {
+                let p = dir.join(IGNORE_FILE);
+                if !p.is_file() {
+                    return None;
+                }
+                let mut b = GitignoreBuilder::new(dir);
+                if let Some(e) = b.add(&p) {
+                    log::warn!("{}: {e}", p.display());
+                }
+                b.build().ok().map(Arc::new)
+            })
+            .clone()
+    }
+
+    /// Whether the walk keeps `path`: the given rules decide first, then the nearest
+    /// `.berylignore` with a matching line. A rule that leaves it out is counted.
+    fn keeps(&self, root: &Path, path: &Path, is_dir: bool) -> bool {
+        // `None`: no rule matches; `Some(None)`: a `!` rule keeps it; else the rule.
+        let verdict = |m: Match<&ignore::gitignore::Glob>| match m {
+            Match::None => None,
+            Match::Whitelist(_) => Some(None),
+            Match::Ignore(glob) => Some(Some(match glob.from() {
+                Some(f) if f.as_os_str() == "--exclude" => format!("--exclude {}", glob.original()),
+                Some(f) => format!("{}: {}", f.display(), glob.original()),
+                None => glob.original().to_string(),
+            })),
+        };
+        let mut v = verdict(self.rules.matched(path, is_dir));
+        if v.is_none() {
+            for dir in path.ancestors().skip(1).take_while(|d| d.starts_with(root)) {
+                if let Some(g) = self.folder(dir) {
+                    v = verdict(g.matched(path, is_dir));
+                    if v.is_some() {
+                        break;
+                    }
+                }
+            }
+        }
+        let Some(Some(rule)) = v else { return true };
+        if is_dir || self.read.lang_of(path).is_some() {
+            let mut c = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+            let i = c.iter().position(|e| e.rule == rule).unwrap_or_else(|| {
+                c.push(Excluded { rule, ..Excluded::default() });
+                c.len() - 1
+            });
+            if is_dir {
+                c[i].folders += 1;
+            } else {
+                c[i].files += 1;
+            }
+        }
+        false
     }
 }
 
@@ -70,20 +354,28 @@ impl fmt::Display for Skipped {
 /// C, C++ and Java files under `roots`, sorted, plus the entries skipped on the way.
 /// Symlinks are followed only while they stay inside their root.
 pub fn discover(roots: &[PathBuf], opts: &WalkOptions) -> (Vec<PathBuf>, Vec<Skipped>) {
-    let mut files = Vec::new();
-    let mut skipped = Vec::new();
+    let w = walk(roots, opts);
+    (w.files, w.skipped)
+}
+
+/// As [`discover`], with what each exclusion rule left out and the extensions not read.
+pub fn walk(roots: &[PathBuf], opts: &WalkOptions) -> Walked {
+    let mut out = Walked::default();
     for root in roots {
         if root.is_file() {
-            if lang_of(root).is_some() {
-                files.push(root.clone());
+            if opts.lang_of(root).is_some() {
+                out.files.push(root.clone());
             }
             continue;
         }
         let canon_root = root.canonicalize().unwrap_or_else(|_| root.clone());
+        let ex = Arc::new(Exclusions::new(root, &opts.exclude, opts));
+        let (ex2, r2) = (ex.clone(), root.clone());
         let walker = ignore::WalkBuilder::new(root)
             .standard_filters(opts.respect_ignore)
             .hidden(true)
             .follow_links(true)
+            .filter_entry(move |e| e.depth() == 0 || ex2.keeps(&r2, e.path(), e.file_type().is_some_and(|t| t.is_dir())))
             .build();
         for entry in walker {
             let entry = match entry {
@@ -94,13 +386,19 @@ pub fn discover(roots: &[PathBuf], opts: &WalkOptions) -> (Vec<PathBuf>, Vec<Ski
                 }
             };
             let path = entry.path();
-            if !entry.file_type().is_some_and(|t| t.is_file()) || lang_of(path).is_none() {
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                continue;
+            }
+            if opts.lang_of(path).is_none() {
+                if let Some(ext) = path.extension().and_then(|e| e.to_str()) {
+                    *out.unread.entry(ext.to_ascii_lowercase()).or_default() += 1;
+                }
                 continue;
             }
             if entry.path_is_symlink() || has_symlink_parent(path, root) {
                 let inside = path.canonicalize().map(|c| c.starts_with(&canon_root)).unwrap_or(false);
                 if !inside {
-                    skipped.push(Skipped {
+                    out.skipped.push(Skipped {
                         path: path.to_path_buf(),
                         reason: SkipReason::SymlinkOutsideRoot,
                         detail: "symlink target is outside the root".into(),
@@ -108,12 +406,22 @@ pub fn discover(roots: &[PathBuf], opts: &WalkOptions) -> (Vec<PathBuf>, Vec<Ski
                     continue;
                 }
             }
-            files.push(path.to_path_buf());
+            out.files.push(path.to_path_buf());
+        }
+        let counts = std::mem::take(&mut *ex.counts.lock().unwrap_or_else(|e| e.into_inner()));
+        for c in counts {
+            match out.excluded.iter_mut().find(|e| e.rule == c.rule) {
+                Some(e) => {
+                    e.files += c.files;
+                    e.folders += c.folders;
+                }
+                None => out.excluded.push(c),
+            }
         }
     }
-    files.sort();
-    files.dedup();
-    (files, skipped)
+    out.files.sort();
+    out.files.dedup();
+    out
 }
 
 fn has_symlink_parent(path: &Path, root: &Path) -> bool {
@@ -132,7 +440,7 @@ fn has_symlink_parent(path: &Path, root: &Path) -> bool {
 
 /// Revision of the rules that decide which files are read: copies made from a walk (the
 /// anonymized corpora of `beryl eval algo --renamed`) are remade when it changes.
-pub const REVISION: u32 = 3;
+pub const REVISION: u32 = 4;
 
 /// Markers of generated code, looked for in the comments at the top of a file.
 const GENERATED_MARKERS: &[&str] = &[

@@ -83,11 +83,25 @@ pub fn build(
     let model = Model::load(model_dir, FEATURE_SCHEMA, enc.hash())?;
     let model_sha = model_sha256(model_dir)?;
     lap("model");
-    let (files, walk_skipped) = corpus::walk::discover(roots, &opts.walk);
+    // The roots' project files join the command line's rules; the index records the
+    // command line's alone (`meta.walk`) and reads the files afresh each time.
+    let opts = &IndexOptions { walk: opts.walk.with_project_config(roots)?, ..opts.clone() };
+    let walked = corpus::walk::walk(roots, &opts.walk);
+    let (files, walk_skipped) = (walked.files, walked.skipped);
+    report.excluded = walked.excluded;
+    report.unread = walked.unread;
     lap("walk");
     let empty_roots = || roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(", ");
     if files.is_empty() {
-        return Err(IndexError::Empty(empty_roots()));
+        let mut by: Vec<(&String, &usize)> = report.unread.iter().collect();
+        by.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let seen: Vec<String> = by.iter().take(5).map(|(e, n)| format!(".{e} {n}")).collect();
+        let hint = if seen.is_empty() {
+            String::new()
+        } else {
+            format!(" (found {}; --type-add EXT:c|cpp|java reads an extension as one of them)", seen.join(", "))
+        };
+        return Err(IndexError::Empty(format!("{}{hint}", empty_roots())));
     }
     // From here on a failure (or panic) removes what this run made; see `Claim`.
     let claim = lock::Claim::take(dir)?;
@@ -410,6 +424,7 @@ fn full(
             linked_by_project: true,
             global: inp.identity.global.clone(),
             checksums: Default::default(),
+            walk: opts.walk.record(),
         })
     }, |db, meta_json| {
         Store::create(db, &icfg, &hashes, &skipped, &[("schema", FORMAT.to_string()), ("meta", meta_json.to_string())])

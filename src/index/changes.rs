@@ -22,12 +22,12 @@ impl Changes {
     }
 }
 
-/// Walks the index's roots with `opts` (as a build would) and compares each file's content
-/// hash with the one indexed; a file the build skipped counts as unchanged while its
-/// content is.
+/// Walks the index's roots with `opts` and their `.beryl.toml` (as a build would; see
+/// [`Index::walk_options`] for the build's own) and compares each file's content hash with
+/// the one indexed; a file the build skipped counts as unchanged while its content is.
 pub fn changes(index: &Index, opts: &WalkOptions) -> Result<Changes, IndexError> {
     let roots: Vec<PathBuf> = index.meta.roots.iter().map(PathBuf::from).collect();
-    let (files, _) = discover(&roots, opts);
+    let (files, _) = discover(&roots, &opts.with_project_config(&roots)?);
     let d = Diff::of(&index.store, &files)?;
     let s = |v: Vec<PathBuf>| v.into_iter().map(|p| p.to_string_lossy().into_owned()).collect();
     Ok(Changes { changed: s(d.changed), added: s(d.added), removed: d.removed })

@@ -112,6 +112,8 @@ pub enum IndexError {
     Feature(#[from] FeatureError),
     #[error("no C, C++ or Java source files under {0}")]
     Empty(String),
+    #[error(transparent)]
+    Walk(#[from] corpus::WalkError),
     #[error(
         "{} holds {entry:?}, which beryl did not write there ({why}); beryl writes an index only into an empty \
          folder or one of its own indexes: choose another --index, or move that entry away",
@@ -179,6 +181,10 @@ pub struct IndexMeta {
     /// sha256 of each file of [`CHECKSUMMED`] the generation holds.
     #[serde(default)]
     pub checksums: std::collections::BTreeMap<String, String>,
+    /// The command line's walk rules the index was built with (`--exclude`,
+    /// `--type-add`, …): what checks it for changes later walks as the build did.
+    #[serde(default, skip_serializing_if = "corpus::WalkRecord::is_default")]
+    pub walk: corpus::WalkRecord,
 }
 
 #[derive(Clone, Debug)]
@@ -231,6 +237,10 @@ pub struct BuildReport {
     pub source_bytes: u64,
     /// Files not indexed, by reason (`too_large`, `binary`, `too_deep`, …).
     pub skipped: std::collections::BTreeMap<String, usize>,
+    /// What each exclusion rule (`--exclude`, `.beryl.toml`, `.berylignore`) left out.
+    pub excluded: Vec<corpus::Excluded>,
+    /// Files found of extensions no language is read for: extension → count.
+    pub unread: std::collections::BTreeMap<String, usize>,
 }
 
 /// Progress of a build: a stage name, units done and the total.
@@ -244,6 +254,15 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 pub fn model_sha256(dir: &Path) -> Result<String, IndexError> {
     let p = dir.join("weights.safetensors");
     Ok(sha256_hex(&std::fs::read(&p).map_err(io(&p))?))
+}
+
+/// The walk rules the index at `dir` was built with (none when there is none): an update
+/// that names no rules of its own (the MCP `index` tool) keeps them.
+pub fn recorded_walk(dir: &Path) -> WalkOptions {
+    current_generation(dir)
+        .and_then(|g| read_meta(&g).ok())
+        .and_then(|m| WalkOptions::from_record(&m.walk).ok())
+        .unwrap_or_default()
 }
 
 /// The generation directory `current` points at, if any: a `gen-N` folder of `dir`
@@ -554,6 +573,12 @@ impl Index {
         let mut v = vec![0f32; crate::features::DIM];
         self.functions.reconstruct(faiss::Idx::new(f as u64), &mut v).ok()?;
         Some(v)
+    }
+
+    /// The walk its build made (its recorded rules and its roots' `.beryl.toml`).
+    pub fn walk_options(&self) -> Result<WalkOptions, IndexError> {
+        let roots: Vec<PathBuf> = self.meta.roots.iter().map(PathBuf::from).collect();
+        Ok(WalkOptions::from_record(&self.meta.walk)?.with_project_config(&roots)?)
     }
 
     pub fn lang_of_file(&self, file: u32) -> Option<Lang> {

@@ -325,6 +325,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
         edges: icfg.graph.edge_count(),
         skipped: skipped_rows_all.len(),
         checksums: Default::default(),
+        walk: ctx.opts.walk.record(),
         ..old_meta.clone()
     };
     let old_db = gen.join("index.sqlite");

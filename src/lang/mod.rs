@@ -38,7 +38,8 @@ pub fn lang_of(path: &Path) -> Option<Lang> {
     let ext = path.extension()?.to_str()?.to_ascii_lowercase();
     match ext.as_str() {
         "c" | "h" => Some(Lang::C),
-        "cc" | "cpp" | "cxx" | "c++" | "hpp" | "hh" | "hxx" | "h++" | "ipp" | "tcc" => Some(Lang::Cpp),
+        // CUDA sources are C++ with launch syntax tree-sitter recovers from.
+        "cc" | "cpp" | "cxx" | "c++" | "hpp" | "hh" | "hxx" | "h++" | "ipp" | "tcc" | "cu" | "cuh" => Some(Lang::Cpp),
         "java" => Some(Lang::Java),
         _ => None,
     }
@@ -134,8 +135,12 @@ pub(crate) fn parse_source(lang: Lang, is_h: bool, src: &str) -> Option<(Lang, T
 /// Parses one file and builds its functions' CFGs. `file` is the id nodes will carry.
 /// A file nested past [`MAX_SYNTAX_DEPTH`] or [`MAX_STATEMENT_NESTING`] gives none.
 pub fn parse_file(path: &Path, src: &str, file: u32) -> Result<ParsedFile, ParseError> {
+    parse_file_as(path, lang_of(path).ok_or(ParseError::UnknownLanguage)?, src, file)
+}
+
+/// As [`parse_file`], in `lang` whatever the extension (`--type-add`).
+pub fn parse_file_as(path: &Path, lang: Lang, src: &str, file: u32) -> Result<ParsedFile, ParseError> {
     let is_h = path.extension().and_then(|e| e.to_str()).is_some_and(|e| e.eq_ignore_ascii_case("h"));
-    let lang = lang_of(path).ok_or(ParseError::UnknownLanguage)?;
     let (lang, tree, errors) = parse_source(lang, is_h, src).ok_or(ParseError::NoTree)?;
     if deeper_than(&tree, MAX_SYNTAX_DEPTH) {
         return Err(ParseError::TooDeep(MAX_SYNTAX_DEPTH));
@@ -185,6 +190,7 @@ mod tests {
         assert_eq!(lang_of(Path::new("x.HPP")), Some(Lang::Cpp));
         assert_eq!(lang_of(Path::new("x.java")), Some(Lang::Java));
         assert_eq!(lang_of(Path::new("x.py")), None);
+        assert_eq!(lang_of(Path::new("k.cu")), Some(Lang::Cpp));
         assert_eq!(lang_of(Path::new("Makefile")), None);
     }
 

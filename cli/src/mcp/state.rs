@@ -3,7 +3,6 @@
 //! owns it, so libtorch and FAISS objects never cross threads, and calls run one at a time.
 
 use crate::args::{all_cores, default_model};
-use beryl::corpus::WalkOptions;
 use beryl::features::{CacheAt, TextEncoders, TextModel};
 use beryl::index::{self, Index, IndexError, IndexOptions};
 use beryl::pcode::Classifier;
@@ -315,18 +314,20 @@ impl State {
                     continue;
                 }
                 if let Some(row) = o.index.store.file_by_path(&want.to_string_lossy())? {
-                    found = Some((row, PathBuf::from(root)));
+                    // The extensions its build read (`--type-add`, `.beryl.toml` included).
+                    let source = o.index.walk_options().map_or_else(|_| beryl::lang::lang_of(&want).is_some(), |w| w.lang_of(&want).is_some());
+                    found = Some((row, PathBuf::from(root), source));
                     break 'search;
                 }
             }
         }
-        let (row, root) = found.ok_or_else(refused)?;
+        let (row, root, source) = found.ok_or_else(refused)?;
         let file = PathBuf::from(&row.path);
         // Recorded by a build, but checked again: a link may have been swapped in since,
         // and only source files are ever indexed.
         let real = file.canonicalize().map_err(|e| ToolError::new("path", format!("{path}: {e} (indexed, but gone since)")))?;
         let real_root = root.canonicalize().map_err(|e| ToolError::new("path", format!("{}: {e}", root.display())))?;
-        if !real.starts_with(&real_root) || beryl::lang::lang_of(&file).is_none() {
+        if !real.starts_with(&real_root) || !source {
             return Err(ToolError::new("path", format!("{path} now resolves outside its indexed root ({})", real.display())));
         }
         let size = std::fs::metadata(&real).map_err(|e| ToolError::new("path", format!("{path}: {e}")))?.len();
@@ -369,7 +370,7 @@ impl State {
         let mut text = String::new();
         for o in &self.open {
             let m = &o.index.meta;
-            let ch = index::changes(&o.index, &WalkOptions::default())?;
+            let ch = index::changes(&o.index, &o.index.walk_options()?)?;
             text.push_str(&format!(
                 "{}: {} files, {} functions, {} lines; built {}; {} changed, {} added, {} removed since\n",
                 o.dir.display(),
@@ -418,7 +419,9 @@ impl State {
         };
         let encs = TextEncoders::new(TextModel::Static, TextModel::Code, Some(self.threads), CacheAt::Default);
         let model = default_model(TextModel::Static);
-        let r = index::build(&[root], &dir, &IndexOptions::default(), &model, &encs, progress).map_err(|e| {
+        // An index in place keeps the walk rules it was built with.
+        let opts = IndexOptions { walk: index::recorded_walk(&dir), ..IndexOptions::default() };
+        let r = index::build(&[root], &dir, &opts, &model, &encs, progress).map_err(|e| {
             let kind = if e.is_index_fault() { "index" } else { "build" };
             ToolError::new(kind, e.to_string())
         })?;
