@@ -5,7 +5,6 @@ use anyhow::{Context, Result};
 use beryl::corpus::WalkOptions;
 use beryl::features::TextEncoders;
 use beryl::index::{self, FeatureSet, IndexOptions};
-use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
@@ -56,6 +55,9 @@ pub struct IndexArgs {
     /// Print the build report as JSON.
     #[arg(long)]
     json: bool,
+    /// No progress and no summary (errors and --json still print).
+    #[arg(long, short)]
+    quiet: bool,
     /// Build one shard of a larger corpus with the global parts at DIR (`beryl cluster
     /// global`): its scores are then comparable with the other shards'.
     #[arg(long, value_name = "DIR")]
@@ -97,60 +99,61 @@ impl IndexArgs {
     }
 }
 
+impl IndexArgs {
+    pub fn quiet(&self) -> bool {
+        self.quiet
+    }
+}
+
 pub fn run(a: IndexArgs) -> Result<()> {
     let Prepared { dir, opts, encs, model } = a.prepare()?;
-    let bar = ProgressBar::new(0);
-    bar.set_style(
-        ProgressStyle::with_template("{prefix:>9} [{bar:30}] {pos}/{len} files {per_sec} eta {eta} {elapsed_precise}")?
-            .progress_chars("=> "),
-    );
-    let mut stage = String::new();
-    let r = index::build(&a.paths, &dir, &opts, &model, &encs, &mut |s, done, total| {
-        if s != stage {
-            stage = s.to_string();
-            bar.reset();
-            bar.set_prefix(stage.clone());
-            if bar.is_hidden() {
-                eprintln!("beryl index: {stage}");
-            }
-        }
-        bar.set_length(total as u64);
-        bar.set_position(done as u64);
-    })
-    .with_context(|| format!("indexing into {}", dir.display()))?;
-    bar.finish_and_clear();
+    let mut shown = crate::progress::Progress::new("beryl index", a.quiet);
+    let r = index::build(&a.paths, &dir, &opts, &model, &encs, &mut |s, done, total| shown.update(s, done, total))
+        .with_context(|| format!("indexing into {}", dir.display()))?;
+    shown.finish();
     if a.json {
         println!("{}", serde_json::to_string_pretty(&r)?);
-    } else if r.up_to_date {
-        println!("{}: up to date ({} files unchanged, {:.2} s){}", dir.display(), r.files, r.total_seconds, skipped(&r.skipped));
+    } else if !a.quiet {
+        println!("{}", outcome(&dir, &r));
         print!("{}", walk_lines(&r));
-    } else if r.updated {
-        println!("{}", summary(&dir, &r));
-        print!("{}", walk_lines(&r));
-        println!(
-            "updated in {:.2} s: {} functions parsed, {} node vectors recomputed, {} texts encoded",
-            r.total_seconds, r.recomputed_functions, r.recomputed_nodes, r.texts_encoded
-        );
-    } else {
-        println!("{}", summary(&dir, &r));
-        print!("{}", walk_lines(&r));
-        if let Some(why) = &r.full_reason {
-            println!("indexed anew: {why}");
-        }
-        println!(
-            "{:.1} s ({:.0} lines/s): parse {:.1} s, vectors {:.1} s ({} texts encoded, {} from cache), write {:.1} s; index {:.1} MB = {:.2} × source",
-            r.total_seconds,
-            r.lines as f64 / r.total_seconds.max(1e-9),
-            r.parse_seconds,
-            r.embed_seconds,
-            r.texts_encoded,
-            r.texts_from_cache,
-            r.write_seconds,
-            r.index_bytes as f64 / 1e6,
-            r.index_bytes as f64 / r.source_bytes.max(1) as f64
-        );
     }
     Ok(())
+}
+
+/// One line of what a build did: up to date, updated, or indexed (with why anew).
+pub fn outcome(dir: &Path, r: &index::BuildReport) -> String {
+    if r.up_to_date {
+        format!("{}: up to date ({} files unchanged, {:.2} s){}", dir.display(), r.files, r.total_seconds, skipped(&r.skipped))
+    } else if r.updated {
+        format!(
+            "{}: updated in {:.2} s: {} files ({} unchanged, {} changed, {} new, {} removed), {} functions parsed, {} node vectors recomputed{}",
+            dir.display(),
+            r.total_seconds,
+            r.files,
+            r.unchanged_files,
+            r.changed_files,
+            r.new_files,
+            r.removed_files,
+            r.recomputed_functions,
+            r.recomputed_nodes,
+            skipped(&r.skipped)
+        )
+    } else {
+        format!(
+            "{}: {} files, {} lines, {} functions, {} nodes indexed in {:.1} s ({:.0} lines/s); index {:.1} MB = {:.2} × source{}{}",
+            dir.display(),
+            r.files,
+            r.lines,
+            r.functions,
+            r.nodes,
+            r.total_seconds,
+            r.lines as f64 / r.total_seconds.max(1e-9),
+            r.index_bytes as f64 / 1e6,
+            r.index_bytes as f64 / r.source_bytes.max(1) as f64,
+            skipped(&r.skipped),
+            r.full_reason.as_ref().map(|w| format!("; indexed anew: {w}")).unwrap_or_default()
+        )
+    }
 }
 
 /// What the exclusion rules left out and which extensions were not read, a line each (or

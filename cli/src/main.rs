@@ -20,6 +20,7 @@ mod http;
 mod index;
 mod mcp;
 mod pcode;
+mod progress;
 mod search;
 mod train;
 mod watch;

@@ -62,6 +62,10 @@ pub fn run(cmd: PcodeCmd) -> Result<()> {
             let src = read_query(&file, &QueryLimits::default())?;
             // As a search reads it: statements without a procedure header are the body of one.
             let q = beryl::search::to_pcode(&src, || Ok::<_, pcode::PcodeError>(&clf)).map_err(|e| with_file(e, &file))?;
+            let shown = if file.as_os_str() == "-" { "<stdin>".into() } else { file.display().to_string() };
+            for w in &q.warnings {
+                eprintln!("{shown}:{}:{}: warning: {}", w.line, w.col, w.message);
+            }
             print!("{}", q.pcode);
         }
         PcodeCmd::Graph { file, format } => {

@@ -121,6 +121,12 @@ pub fn run(a: SearchArgs) -> Result<()> {
     } else {
         search::natural(&mut idx, &enc, &text, &opts)?
     };
+    // Said where an editor or a compiler would say it; JSON carries them too.
+    if !a.json {
+        for w in &r.warnings {
+            eprintln!("{}:{}:{}: warning: {}", name.display(), w.line, w.col, w.message);
+        }
+    }
     // The page is the report asked for; JSON still goes to stdout when asked for too.
     if a.html.is_none() || a.json {
         crate::cluster::print_result(&r, a.json);

@@ -57,9 +57,9 @@ pub fn run(a: WatchArgs) -> Result<()> {
     let index_dir = abs(&dir);
     // The extensions read, `.beryl.toml` included as it is when the watch starts.
     let walk = opts.walk.with_project_config(&roots.iter().map(|r| abs(r)).collect::<Vec<_>>())?;
-    let build = |force: bool| -> Result<BuildReport> {
+    let build = |force: bool, progress: beryl::index::Progress| -> Result<BuildReport> {
         let o = beryl::index::IndexOptions { force, ..opts.clone() };
-        index::build(&roots, &dir, &o, &model, &encs, &mut |_, _, _| {}).with_context(|| format!("indexing into {}", dir.display()))
+        index::build(&roots, &dir, &o, &model, &encs, progress).with_context(|| format!("indexing into {}", dir.display()))
     };
 
     let (tx, rx) = mpsc::channel::<notify::Result<notify::Event>>();
@@ -85,7 +85,10 @@ pub fn run(a: WatchArgs) -> Result<()> {
         }
     }
     // Watching first, then indexing: a change made meanwhile is seen by the next update.
-    let r = build(opts.force)?;
+    // The first build can take minutes: it shows its progress; updates print a line each.
+    let mut shown = crate::progress::Progress::new("beryl watch", a.index.quiet());
+    let r = build(opts.force, &mut |s, d, t| shown.update(s, d, t))?;
+    shown.finish();
     if r.up_to_date {
         println!("{} {}: up to date, {} files; watching", clock(), dir.display(), r.files);
     } else {
@@ -126,7 +129,7 @@ pub fn run(a: WatchArgs) -> Result<()> {
                 Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
             }
         }
-        match build(false) {
+        match build(false, &mut |_, _, _| {}) {
             Ok(r) if r.up_to_date => {}
             Ok(r) => println!("{}", line(&r)),
             // A failed update leaves the last index in place: say so and keep watching.

@@ -262,3 +262,75 @@ fn type_add_reads_a_template_file_as_c() {
     let o = beryl().arg("index").arg(&only).arg("--index").arg(tmp.path().join("idx3")).output().unwrap();
     assert!(String::from_utf8_lossy(&o.stderr).contains("found .pmt 1; --type-add"), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+#[test]
+fn progress_off_a_terminal_is_a_few_plain_lines() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    let root = fetch("igraph").expect("fetching igraph");
+    for f in ["floyd_warshall.c", "dijkstra.c", "bellman_ford.c"] {
+        std::fs::copy(root.join("src/paths").join(f), src.join(f)).unwrap();
+    }
+    let idx = tmp.path().join("idx");
+    // Standard error is a pipe here, as in a log or CI.
+    let o = beryl().arg("index").arg(&src).arg("--index").arg(&idx).arg("--json").output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("--json output is JSON alone");
+    assert_eq!(v["files"].as_u64(), Some(3));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains('\r') && !err.contains('\x1b'), "{err:?}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert!(lines.len() <= 8, "{err}");
+    for stage in ["parse 3 files in", "vectors 3 files in", "encode ", "write "] {
+        assert!(lines.iter().any(|l| l.starts_with("beryl index: ") && l.contains(stage)), "no `{stage}` line in:\n{err}");
+    }
+    // The text summary is one line (here nothing was excluded or left unread).
+    std::fs::remove_dir_all(&idx).unwrap();
+    let o = beryl().arg("index").arg(&src).arg("--index").arg(&idx).output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(out.lines().count(), 1, "{out}");
+    assert!(out.contains("3 files") && out.contains("lines/s"), "{out}");
+    // --quiet: nothing at all.
+    std::fs::write(src.join("dijkstra.c"), std::fs::read_to_string(src.join("dijkstra.c")).unwrap() + "\n/* edited */\n").unwrap();
+    let o = beryl().arg("index").arg(&src).arg("--index").arg(&idx).arg("--quiet").output().unwrap();
+    assert!(o.status.success() && o.stdout.is_empty() && o.stderr.is_empty(), "{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn syntax_the_language_lacks_is_a_warning_with_its_place() {
+    let tmp = tempfile::tempdir().unwrap();
+    let q = tmp.path().join("shell.txt");
+    // A loop stride and a statement on its test's line, as a user wrote them.
+    std::fs::write(&q, "SHELL-SORT(A, n)\n    for gap = n/2 downto 1 by 7\n        for i = gap to n\n            if A[i] < A[i - gap] replace it with A[i - gap]\n    return A\n").unwrap();
+    let o = beryl().args(["pcode", "convert"]).arg(&q).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let out = String::from_utf8_lossy(&o.stdout);
+    let at = |l: u32, c: u32| format!("{}:{l}:{c}: warning: ", q.display());
+    assert!(err.contains(&(at(2, 28) + "`by 7`")), "{err}");
+    assert!(err.contains(&(at(4, 13) + "no statement under this test")), "{err}");
+    // The stride is not taken for part of the bound.
+    assert!(out.contains("downto $1$") && !out.contains("by 7"), "{out}");
+    // Without a header, the places are still the user's.
+    let body = tmp.path().join("body.txt");
+    std::fs::write(&body, "\nfor i = 1 to n step 2\n    s = s + A[i]\n").unwrap();
+    let o = beryl().args(["pcode", "convert"]).arg(&body).output().unwrap();
+    assert!(String::from_utf8_lossy(&o.stderr).contains(&format!("{}:2:16: warning: `step 2`", body.display())), "{}", String::from_utf8_lossy(&o.stderr));
+    // Well-formed pseudocode gets none.
+    let o = beryl().args(["pcode", "convert"]).arg(beryl::repo_path("queries/heapsort.txt")).output().unwrap();
+    assert!(o.status.success() && o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    // A search reports them too: on standard error, and in JSON.
+    let src = tmp.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    std::fs::copy(fetch("igraph").unwrap().join("src/paths/floyd_warshall.c"), src.join("fw.c")).unwrap();
+    let idx = tmp.path().join("idx");
+    assert!(beryl().arg("index").arg(&src).arg("--index").arg(&idx).output().unwrap().status.success());
+    let o = beryl().args(["search", "--pseudo"]).arg(&q).arg("--index").arg(&idx).output().unwrap();
+    assert!(String::from_utf8_lossy(&o.stderr).contains(&at(2, 28)), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = beryl().args(["search", "--json", "--pseudo"]).arg(&q).arg("--index").arg(&idx).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let w = v["warnings"].as_array().unwrap();
+    assert_eq!(w.len(), 2, "{w:?}");
+    assert_eq!((w[0]["line"].as_u64(), w[0]["col"].as_u64()), (Some(2), Some(28)));
+}

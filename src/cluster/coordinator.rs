@@ -402,6 +402,7 @@ impl Coordinator {
             fragments,
             timings: Timings { embed_ms, knn_ms: 0.0, group_ms, total_ms: ms(t0) },
             missing_shards: alive.missing,
+            warnings: q.warnings.clone(),
         })
     }
 }

@@ -100,7 +100,7 @@ pub fn load(roots: &[PathBuf], opts: &WalkOptions) -> Corpus {
         opts.clone()
     });
     let (files, skipped) = walk::discover(roots, &opts);
-    load_found(roots, files, skipped, &opts, t0)
+    load_found(roots, files, skipped, &opts, t0, &mut |_, _| {})
 }
 
 /// The project of a file: the root it lies under (the longest such root where roots nest).
@@ -108,18 +108,33 @@ pub fn project_of(roots: &[PathBuf], path: &std::path::Path) -> u32 {
     roots.iter().enumerate().filter(|(_, r)| path.starts_with(r)).max_by_key(|(_, r)| r.as_os_str().len()).map_or(0, |(i, _)| i as u32)
 }
 
-/// As [`load`], for the files (and skips) a [`walk::discover`] found; `t0` is when it began.
-pub fn load_found(roots: &[PathBuf], files: Vec<PathBuf>, mut skipped: Vec<Skipped>, opts: &WalkOptions, t0: Instant) -> Corpus {
+/// Files parsed between two reports of progress: enough to keep every core busy.
+const PARSE_CHUNK: usize = 256;
+
+/// As [`load`], for the files (and skips) a [`walk::discover`] found; `t0` is when it
+/// began. `progress` hears files parsed and the total.
+pub fn load_found(
+    roots: &[PathBuf],
+    files: Vec<PathBuf>,
+    mut skipped: Vec<Skipped>,
+    opts: &WalkOptions,
+    t0: Instant,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Corpus {
     let mut icfg = Icfg::default();
-    for r in parse(&files, opts) {
-        match r {
-            Ok(Some((mut file, pf))) => {
-                file.project = project_of(roots, &file.path);
-                icfg.add_file(file, pf.functions);
+    progress(0, files.len());
+    for (i, chunk) in files.chunks(PARSE_CHUNK).enumerate() {
+        for r in parse(chunk, opts) {
+            match r {
+                Ok(Some((mut file, pf))) => {
+                    file.project = project_of(roots, &file.path);
+                    icfg.add_file(file, pf.functions);
+                }
+                Ok(None) => {}
+                Err(s) => skipped.push(s),
             }
-            Ok(None) => {}
-            Err(s) => skipped.push(s),
         }
+        progress((i * PARSE_CHUNK + chunk.len()).min(files.len()), files.len());
     }
     for s in &skipped {
         log::info!("{s}");

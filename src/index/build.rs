@@ -287,8 +287,7 @@ fn full(
 ) -> Result<BuildReport, IndexError> {
     let (opts, model, encs) = (inp.opts, inp.model, inp.encs);
     let (enc, fenc) = (encs.statements()?, encs.functions()?);
-    progress("parse", 0, 0);
-    let corpus = corpus::load_found(inp.roots, files, walk_skipped, &opts.walk, t0);
+    let corpus = corpus::load_found(inp.roots, files, walk_skipped, &opts.walk, t0, &mut |d, t| progress("parse", d, t));
     report.skipped = corpus.skipped_by_reason();
     let icfg = corpus.icfg;
     if icfg.files.is_empty() {
@@ -321,7 +320,7 @@ fn full(
         progress("embed", files_done, total_files);
     })?;
     let width = hidden + crate::model::embed::IN_DIM;
-    progress("shapes", 0, icfg.functions.len());
+    progress("shapes", 0, 0);
     let ops = |n: petgraph::graph::NodeIndex| crate::model::embed::op_counts(&icfg.graph[n]);
     let shapes: Vec<crate::shape::Shape> =
         (0..icfg.functions.len() as u32).into_par_iter().map(|f| crate::shape::Shape::of_function(&icfg, f, &ops)).collect();

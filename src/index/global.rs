@@ -211,7 +211,7 @@ pub fn fit(roots: &[PathBuf], out: &Path, opts: &IndexOptions, model_dir: &Path,
     }
     let (picked, corpus_bytes, taken) = sample(&files, sample_bytes);
     progress("parse", 0, 0);
-    let c = corpus::load_found(roots, picked.clone(), Vec::new(), &opts.walk, std::time::Instant::now());
+    let c = corpus::load_found(roots, picked.clone(), Vec::new(), &opts.walk, std::time::Instant::now(), &mut |_, _| {});
     let icfg = c.icfg;
     if icfg.files.is_empty() {
         return Err(IndexError::Empty("the sample (every file was skipped)".into()));

@@ -265,7 +265,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
     let before = encoder_stats(ctx.enc, ctx.fenc);
     let hidden = ctx.model.gcn.hidden as usize;
     let width = hidden + IN_DIM;
-    let rows = embed_nodes(ctx.model, &icfg, &gcn, ctx.enc, &affected, &mut |d, t| progress("embed", d, t))?;
+    let rows = embed_nodes(ctx.model, &icfg, &gcn, ctx.enc, &affected, &mut |d, t| progress("nodes", d, t))?;
     let mut add_ids = Vec::new();
     let mut search_rows = Vec::new();
     for (i, &n) in affected.iter().enumerate() {

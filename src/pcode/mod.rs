@@ -23,7 +23,7 @@ pub mod render;
 
 pub use cfg::{build_graphs, call_sites, ProcCall, ProcGraph};
 pub use classify::{train, Classifier, LineClass, ModelParams, TrainConfig, TrainReport};
-pub use convert::{classify_lines, convert, Conversion, LineDecision, LineLabel};
+pub use convert::{classify_lines, convert, Conversion, LineDecision, LineLabel, Warning};
 pub use error::{PcodeError, SyntaxError};
 pub use parser::parse;
 

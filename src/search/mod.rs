@@ -149,6 +149,9 @@ pub struct SearchResult {
     /// Shards of a cluster that did not answer in time: the results are those of the others.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing_shards: Vec<String>,
+    /// What the query's conversion read otherwise than written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<pcode::Warning>,
 }
 
 /// A query as p-code.
@@ -162,6 +165,9 @@ pub struct QueryPcode {
     /// Its procedures carry the names the user wrote; false when statements without a
     /// header were wrapped in one.
     pub named: bool,
+    /// What the converter read otherwise than written (lines and columns of the query).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<pcode::Warning>,
 }
 
 /// Whether the text is written in the p-language: a line holds a `$ … $` or `@ … @` span.
@@ -185,7 +191,7 @@ pub fn to_pcode<C: Borrow<Classifier>>(src: &str, clf: impl FnOnce() -> Result<C
     }
     let identity = |s: &str| (1..=s.lines().count() as u32).collect::<Vec<_>>();
     match pcode::parse(src) {
-        Ok(_) => Ok(QueryPcode { pcode: src.to_string(), converted: false, line_map: identity(src), named: true }),
+        Ok(_) => Ok(QueryPcode { pcode: src.to_string(), converted: false, line_map: identity(src), named: true, warnings: Vec::new() }),
         // Marked text that does not parse is a p-code error worth showing as such.
         Err(e) if marked(src) => Err(e),
         Err(_) => {
@@ -200,11 +206,17 @@ pub fn to_pcode<C: Borrow<Classifier>>(src: &str, clf: impl FnOnce() -> Result<C
                     let mut c = pcode::convert(&format!("QUERY()\n{body}"), clf).map_err(|_| e)?;
                     // Line k + 1 of the wrapped text is the k-th non-blank line; the header is the first.
                     let first = nonblank.first().copied().unwrap_or(1);
-                    c.source = c.source.iter().map(|&k| if k <= 1 { first } else { nonblank.get(k as usize - 2).copied().unwrap_or(first) }).collect();
+                    let back = |k: u32| if k <= 1 { first } else { nonblank.get(k as usize - 2).copied().unwrap_or(first) };
+                    c.source = c.source.iter().map(|&k| back(k)).collect();
+                    // Each body line was indented by four columns.
+                    for w in &mut c.warnings {
+                        w.line = back(w.line);
+                        w.col = w.col.saturating_sub(4).max(1);
+                    }
                     (c, false)
                 }
             };
-            Ok(QueryPcode { pcode: conv.pcode, converted: true, line_map: conv.source, named })
+            Ok(QueryPcode { pcode: conv.pcode, converted: true, line_map: conv.source, named, warnings: conv.warnings })
         }
     }
 }
@@ -266,7 +278,7 @@ pub fn pseudo<C: Borrow<Classifier>>(
     opts.limits.check_text(src)?;
     scope::confine(index, &opts.scope)?;
     let enc = index.statement_encoder(encs)?;
-    let QueryPcode { pcode: pc, converted, line_map, .. } = to_pcode(src, clf).map_err(|e| e.with_file(&name.display().to_string()))?;
+    let QueryPcode { pcode: pc, converted, line_map, warnings, .. } = to_pcode(src, clf).map_err(|e| e.with_file(&name.display().to_string()))?;
     let q = pcode::icfg(&pc, name).map_err(|e| e.with_file(&name.display().to_string()))?;
     opts.limits.check_pcode(&pc, q.graph.node_count())?;
     let qv = query_vectors(index, enc, &q, &line_map)?;
@@ -277,6 +289,7 @@ pub fn pseudo<C: Borrow<Classifier>>(
     let mut r = fragments(index, qv, opts, "pseudocode", embed_ms, t0)?;
     r.pcode = Some(pc);
     r.converted = converted;
+    r.warnings = warnings;
     Ok(r)
 }
 
@@ -343,7 +356,16 @@ pub fn text_result(hits: Vec<TextHit>, query: &str, top: usize, timings: Timings
     let mut frags: Vec<(bool, Fragment)> = hits.into_iter().map(|h| (h.tests, h.fragment)).collect();
     frags.sort_by_key(|(tests, _)| *tests);
     let frags: Vec<Fragment> = frags.into_iter().take(top).enumerate().map(|(rank, (_, f))| Fragment { rank: rank + 1, ..f }).collect();
-    SearchResult { mode: "natural-language".into(), pcode: None, converted: false, query_nodes: vec![text_node(query)], fragments: frags, timings, missing_shards: Vec::new() }
+    SearchResult {
+        mode: "natural-language".into(),
+        pcode: None,
+        converted: false,
+        query_nodes: vec![text_node(query)],
+        fragments: frags,
+        timings,
+        missing_shards: Vec::new(),
+        warnings: Vec::new(),
+    }
 }
 
 /// Natural-language search over function text vectors.
@@ -530,5 +552,6 @@ pub(crate) fn fragments(index: &mut Index, qv: QueryVectors, opts: &SearchOption
         fragments: frags,
         timings: Timings { embed_ms, knn_ms, group_ms, total_ms: ms(t0) },
         missing_shards: Vec::new(),
+        warnings: Vec::new(),
     })
 }

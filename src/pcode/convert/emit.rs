@@ -116,6 +116,8 @@ pub(super) fn children(
 pub(super) struct Out {
     pub(super) text: String,
     pub(super) source: Vec<u32>,
+    /// What the input said that the p-language cannot (see [`Warning`]).
+    pub(super) warnings: Vec<Warning>,
 }
 
 impl Out {
@@ -151,11 +153,11 @@ pub(super) fn emit(nodes: &[Node], lines: &[Line], d: &Decided, depth: usize, ou
                     };
                     let kw = if k == 0 { "if" } else { "elseif" };
                     out.line(depth, format!("{kw} {}", test(t, class(*i))), lines[*i].no);
-                    emit_suite(body, lines, d, depth, out);
+                    emit_suite(body, &lines[*i], lines, d, depth, out);
                 }
                 if let Some((e, body)) = otherwise {
                     out.line(depth, "else".into(), lines[*e].no);
-                    emit_suite(body, lines, d, depth, out);
+                    emit_suite(body, &lines[*e], lines, d, depth, out);
                 }
             }
             Node::Loop(i, body) => {
@@ -174,11 +176,11 @@ pub(super) fn emit(nodes: &[Node], lines: &[Line], d: &Decided, depth: usize, ou
                     _ => String::new(),
                 };
                 out.line(depth, head, lines[*i].no);
-                emit_suite(body, lines, d, depth, out);
+                emit_suite(body, &lines[*i], lines, d, depth, out);
             }
             Node::Repeat(r, body, u) => {
                 out.line(depth, "repeat".into(), lines[*r].no);
-                emit_suite(body, lines, d, depth, out);
+                emit_suite(body, &lines[*r], lines, d, depth, out);
                 if let Kind::Until(t) = &lines[*u].kind {
                     out.line(depth, format!("until {}", test(t, class(*u))), lines[*u].no);
                 }
@@ -187,10 +189,17 @@ pub(super) fn emit(nodes: &[Node], lines: &[Line], d: &Decided, depth: usize, ou
     }
 }
 
-/// A suite in p-code needs at least one statement; an empty one gets a placeholder.
-pub(super) fn emit_suite(body: &[Node], lines: &[Line], d: &Decided, depth: usize, out: &mut Out) {
+/// A suite in p-code needs at least one statement; an empty one gets a placeholder, and a
+/// warning: a statement written on the keyword's line without `then` has been read as
+/// part of the test (`if A[i] < x replace it with x`).
+pub(super) fn emit_suite(body: &[Node], head: &Line, lines: &[Line], d: &Decided, depth: usize, out: &mut Out) {
     if body.is_empty() {
         let no = out.source.last().copied().unwrap_or(1);
+        let message = match head.kind {
+            Kind::If(_) | Kind::Elif(_) => "no statement under this test: the whole line is read as the test; write `if … then STATEMENT` or put the statement on an indented line below",
+            _ => "no statement under this line: its body is empty; put the statement on an indented line below",
+        };
+        out.warnings.push(Warning { line: head.no, col: head.col, message: message.into() });
         out.line(depth + 1, "@do nothing@".into(), no);
     } else {
         emit(body, lines, d, depth + 1, out);

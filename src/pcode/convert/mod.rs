@@ -57,9 +57,20 @@ pub struct LineDecision {
     pub label: LineLabel,
 }
 
+/// Something the input says that the p-language has no way to say, and how it was read.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Warning {
+    /// 1-based line and column of the input.
+    pub line: u32,
+    pub col: u32,
+    pub message: String,
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Conversion {
     pub pcode: String,
+    /// What was read otherwise than written, in input order.
+    pub warnings: Vec<Warning>,
     /// One entry per non-blank input line.
     pub lines: Vec<LineDecision>,
     /// The input line each line of `pcode` comes from.
@@ -73,11 +84,33 @@ pub fn classify_lines(text: &str, clf: &Classifier) -> Vec<LineDecision> {
     line_labels(&lines, &decided)
 }
 
+/// A counted loop's step (`for i = 1 to n by 2`, `… step 2`): the p-language's loops step
+/// by one, so the step is dropped from the bound, with a warning that says so.
+fn loop_steps(lines: &mut [Line]) -> Vec<Warning> {
+    let mut warnings = Vec::new();
+    for l in lines.iter_mut() {
+        let Kind::For { bound, dir: Some(_), .. } = &mut l.kind else { continue };
+        let Some((at, word)) = ["by", "step"].iter().find_map(|w| word_positions(bound, w).first().map(|&i| (i, *w))) else { continue };
+        let step = bound[at + word.len()..].trim().to_string();
+        bound.truncate(at);
+        let kept = bound.trim_end().len();
+        bound.truncate(kept);
+        let col = l.text.find(&format!(" {word} ")).map_or(l.col, |i| l.col + i as u32 + 1);
+        warnings.push(Warning {
+            line: l.no,
+            col,
+            message: format!("`{word} {step}`: a loop of the p-language steps by one; read without the step (write the stride as a statement in the loop if it matters)"),
+        });
+    }
+    warnings
+}
+
 /// Converts plain pseudocode to p-code. The result is checked by parsing it.
 pub fn convert(text: &str, clf: &Classifier) -> Result<Conversion, PcodeError> {
-    let lines = merge_continuations(recognize_all(textbook_names(prepare(text))));
+    let mut lines = merge_continuations(recognize_all(textbook_names(prepare(text))));
     let decided = decide(&lines, clf);
     let mut out = Out::default();
+    out.warnings = loop_steps(&mut lines);
     let mut pos = 0;
     if lines.is_empty() {
         return Err(error(
@@ -122,7 +155,8 @@ pub fn convert(text: &str, clf: &Classifier) -> Result<Conversion, PcodeError> {
         emit(&body, &lines, &decided, 1, &mut out);
         out.line(0, String::new(), l.no);
     }
-    let Out { text: out, source } = out;
+    let Out { text: out, source, mut warnings } = out;
+    warnings.sort_by_key(|w| (w.line, w.col));
     // The output must be valid p-code; a failure here is a bug in this module.
     super::parser::parse(&out).map_err(|e| match e {
         PcodeError::Syntax(mut s) => {
@@ -136,6 +170,7 @@ pub fn convert(text: &str, clf: &Classifier) -> Result<Conversion, PcodeError> {
     })?;
     Ok(Conversion {
         pcode: out,
+        warnings,
         lines: line_labels(&lines, &decided),
         source,
     })

@@ -167,6 +167,7 @@ pub fn search<C: Borrow<Classifier>>(
             fragments,
             timings: Timings { embed_ms, knn_ms: t1.elapsed().as_secs_f64() * 1000.0, group_ms: 0.0, total_ms: t0.elapsed().as_secs_f64() * 1000.0 },
             missing_shards: Vec::new(),
+            warnings: q.warnings.clone(),
         })
     })
 }

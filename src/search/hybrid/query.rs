@@ -36,6 +36,8 @@ pub struct Query {
     pub looped: Option<(Tree, Profile)>,
     /// Lines of the query's statements.
     pub lines: u32,
+    /// What the conversion read otherwise than written.
+    pub warnings: Vec<crate::pcode::Warning>,
 }
 
 /// Pseudocode as plain words: no listing numbers, no `$`/`@` markup, no `▷` comments.
@@ -60,7 +62,7 @@ impl Query {
     /// The query from its p-code (plain pseudocode already converted) and the words of the
     /// text the user wrote: what a shard reads, the conversion having run once.
     pub fn from_pcode(qp: crate::search::QueryPcode, words: String, name: &Path) -> Result<Query, SearchError> {
-        let crate::search::QueryPcode { pcode, converted, line_map, named } = qp;
+        let crate::search::QueryPcode { pcode, converted, line_map, named, warnings } = qp;
         let icfg = crate::pcode::icfg(&pcode, name).map_err(|e| e.with_file(&name.display().to_string()))?;
         let shapes = Shape::all(&icfg);
         if icfg.functions.is_empty() {
@@ -108,6 +110,7 @@ impl Query {
             profile,
             looped,
             lines: lines.len().max(1) as u32,
+            warnings,
         })
     }
 
