@@ -67,12 +67,67 @@ impl Precision {
             Some(other) if !other.is_empty() => log::warn!("BERYL_ENCODER_PRECISION={other:?} is neither f32 nor bf16; choosing by CPU"),
             _ => {}
         }
-        if native_bf16() {
+        if native_bf16() && bf16_pays() {
             Precision::Bf16
         } else {
             Precision::F32
         }
     }
+}
+
+/// Whether bf16 matrix products beat f32 ones on this CPU. Reporting AVX512-BF16 is not
+/// enough: on some CPUs that have it libtorch's bf16 products run slower than f32 ones
+/// (0.6–0.7× measured on one Intel Xeon, against about 2× on AMD EPYC). So the encoder's
+/// own shape of product is timed once per CPU model and libtorch version (tens of
+/// milliseconds) and the answer kept in the cache folder.
+fn bf16_pays() -> bool {
+    static PAYS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *PAYS.get_or_init(|| {
+        let cpu = std::fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|c| c.lines().find(|l| l.starts_with("model name")).map(|l| l.to_string()))
+            .unwrap_or_default();
+        let key = hex(&Sha256::digest(format!("{cpu}\0beryl {}\0threads {}", env!("CARGO_PKG_VERSION"), tch::get_num_threads()).as_bytes()));
+        let path = crate::corpus::fetch::cache_dir().join("precision").join(format!("{}.txt", &key[..16]));
+        if let Ok(s) = std::fs::read_to_string(&path) {
+            match s.split_whitespace().next() {
+                Some("bf16") => return true,
+                Some("f32") => return false,
+                _ => {}
+            }
+        }
+        let (f32_s, bf16_s) = (time_products(tch::Kind::Float), time_products(tch::Kind::BFloat16));
+        // A margin: bf16 vectors differ slightly, worth it only for a clear gain.
+        let pays = bf16_s < 0.85 * f32_s;
+        log::info!("encoder precision: bf16 products {:.1} ms, f32 {:.1} ms on {}: {}", bf16_s * 1e3, f32_s * 1e3, cpu.trim_start_matches("model name").trim_start_matches([' ', '\t', ':']), if pays { "bf16" } else { "f32" });
+        if let Some(d) = path.parent() {
+            let _ = std::fs::create_dir_all(d);
+            let _ = std::fs::write(&path, format!("{} bf16 {:.4} ms f32 {:.4} ms\n", if pays { "bf16" } else { "f32" }, bf16_s * 1e3, f32_s * 1e3));
+        }
+        pays
+    })
+}
+
+/// Seconds of the best of a few runs of the encoder's widest product (a batch of 256
+/// token rows through a 384 × 1536 feed-forward layer) in `kind`.
+fn time_products(kind: tch::Kind) -> f64 {
+    let _guard = tch::no_grad_guard();
+    let x = tch::Tensor::ones([256, 384], (kind, tch::Device::Cpu)) * 0.01;
+    // Laid out as the model's linear layers are: [out, in], with a bias.
+    let w = tch::Tensor::ones([1536, 384], (kind, tch::Device::Cpu)) * 0.02;
+    let b = tch::Tensor::zeros([1536], (kind, tch::Device::Cpu));
+    let mut best = f64::MAX;
+    for round in 0..8 {
+        let t = std::time::Instant::now();
+        for _ in 0..4 {
+            let _ = x.linear(&w, Some(&b));
+        }
+        // The first rounds warm the kernels and caches up.
+        if round >= 2 {
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+    }
+    best
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -625,4 +680,17 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
     let na: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
     let nb: f32 = b.iter().map(|x| x * x).sum::<f32>().sqrt();
     dot / (na * nb).max(1e-12)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn products_are_timed_in_both_precisions() {
+        for kind in [tch::Kind::Float, tch::Kind::BFloat16] {
+            let s = time_products(kind);
+            assert!(s.is_finite() && s > 0.0 && s < 10.0, "{kind:?}: {s}");
+        }
+    }
 }
