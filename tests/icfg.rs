@@ -141,7 +141,7 @@ fn bad_input_is_skipped_with_reasons() {
     w("ignored.c", b"int ig(void) { return 3; }\n");
     w(".gitignore", b"ignored.c\n");
     std::fs::create_dir(d.path().join(".git")).unwrap();
-    let opts = WalkOptions { max_bytes: 1000, respect_ignore: true, langs: vec![] };
+    let opts = WalkOptions { max_bytes: 1000, respect_ignore: true, ..WalkOptions::default() };
     let c = load(&[d.path().to_path_buf()], &opts);
     let reasons: std::collections::BTreeMap<String, usize> = c.skipped_by_reason();
     assert_eq!(reasons.get("binary"), Some(&1));
@@ -151,7 +151,7 @@ fn bad_input_is_skipped_with_reasons() {
     let mut names: Vec<&str> = c.icfg.functions.iter().map(|f| f.meta.name.as_str()).collect();
     names.sort_unstable();
     assert_eq!(names, ["lat", "mult", "ok", "stub"], "Latin-1 is read, not skipped");
-    let all = load(&[d.path().to_path_buf()], &WalkOptions { max_bytes: 1000, respect_ignore: false, langs: vec![] });
+    let all = load(&[d.path().to_path_buf()], &WalkOptions { max_bytes: 1000, respect_ignore: false, ..WalkOptions::default() });
     assert!(all.icfg.functions.iter().any(|f| f.meta.name == "ig"));
 }
 
