@@ -58,7 +58,7 @@ fn clip(s: &str, n: usize) -> String {
 }
 
 /// Grep-style text, one layout for every kind of search: each result opens with
-/// `path:line: function  #rank score …`, so `grep '#'` lists the results and an editor
+/// `path:line: function  #rank score …`, so a filter on `  #` lists the results and an editor
 /// jumps to each; further functions of a fragment follow as `path:line:` lines, then the
 /// reasons and the query lines matched, indented. Results in tests, examples or benchmarks
 /// are marked `[test]`. Paths under `relative_to` (the working directory) print relative
