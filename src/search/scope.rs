@@ -96,18 +96,27 @@ fn admits(scope: &Scope, m: &Gitignore, plain: bool, roots: &[PathBuf], path: &s
     if !scope.langs.is_empty() && !scope.langs.iter().any(|l| l.name() == lang) {
         return false;
     }
-    if scope.no_tests && is_test_path(path) {
+    let rel = relative(Path::new(path), roots);
+    // The path below the root decides: the root's own folders (`/tmp/test-repo`) say
+    // nothing about what the files are.
+    if scope.no_tests && is_test_path(&rel.to_string_lossy()) {
         return false;
     }
     if scope.paths.is_empty() {
         return true;
     }
-    // Gitignore's "ignored" is a plain glob matching, "whitelisted" a `!` one.
-    match m.matched_path_or_any_parents(relative(Path::new(path), roots), false) {
-        Match::Ignore(_) => true,
-        Match::Whitelist(_) => false,
-        Match::None => !plain,
+    // Gitignore's "ignored" is a plain glob matching, "whitelisted" a `!` one. A `!`
+    // glob on any folder of the path leaves the file out, as a folder git ignores hides
+    // what it holds, whatever glob the file's own name matches.
+    let mut kept = false;
+    for (i, level) in rel.ancestors().filter(|a| !a.as_os_str().is_empty()).enumerate() {
+        match m.matched(level, i > 0) {
+            Match::Whitelist(_) => return false,
+            Match::Ignore(_) => kept = true,
+            Match::None => {}
+        }
     }
+    kept || !plain
 }
 
 /// Confines `index` to `scope` for the queries that follow (reusing the subset when the
@@ -187,6 +196,9 @@ mod tests {
         // Only exclusions: everything else stays.
         assert!(inside(&scope(&["!tests/"]), "/r/proj/src/a.c", "c"));
         assert!(!inside(&scope(&["!tests/"]), "/r/proj/tests/a.c", "c"));
+        // A folder left out stays out whatever its files' names match.
+        assert!(!inside(&scope(&["*.c", "!vendor/"]), "/r/proj/src/vendor/x.c", "c"));
+        assert!(inside(&scope(&["*.c", "!vendor/"]), "/r/proj/src/x.c", "c"));
         // Absolute globs under the root mean the same.
         assert!(inside(&scope(&["/r/proj/src/**"]), "/r/proj/src/x.c", "c"));
         assert!(!inside(&scope(&["/r/proj/src/**"]), "/r/proj/lib/src/x.c", "c"));
@@ -206,6 +218,9 @@ mod tests {
         assert!(inside(&s, "/r/proj/A.java", "java") && !inside(&s, "/r/proj/a.c", "c"));
         let s = Scope { no_tests: true, ..Scope::default() };
         assert!(!inside(&s, "/r/proj/tests/t.c", "c") && inside(&s, "/r/proj/src/t.c", "c"));
+        // Only the part below the root counts.
+        let roots = vec![PathBuf::from("/tmp/test-repo")];
+        assert!(admits(&s, &matcher(&[], &roots, None).unwrap(), false, &roots, "/tmp/test-repo/src/heap.c", "c"));
         assert_eq!(lang_named("C++"), Some(Lang::Cpp));
         assert_eq!(lang_named("go"), None);
     }
