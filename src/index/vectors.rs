@@ -381,22 +381,26 @@ mod tests {
         assert!((dot - expect).abs() < 1e-5, "{dot} vs {expect}");
     }
 
-    #[test]
-    fn every_layout_adds_and_removes_by_id() {
-        // Scattered unit vectors in 16 dimensions (a fixed pseudo-random sequence).
-        let mut x = 12345u64;
+    /// `n` scattered unit vectors of `d` dimensions (a fixed pseudo-random sequence).
+    fn scattered(n: usize, d: usize, seed: u64) -> Vec<f32> {
+        let mut x = seed;
         let mut next = || {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             (x >> 40) as f32 / (1u64 << 24) as f32 - 0.5
         };
-        let rows: Vec<f32> = (0..2000)
+        (0..n)
             .flat_map(|_| {
-                let mut v: Vec<f32> = (0..16).map(|_| next()).collect();
+                let mut v: Vec<f32> = (0..d).map(|_| next()).collect();
                 normalize(&mut v);
                 v
             })
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn every_layout_adds_and_removes_by_id() {
         const D: usize = 16;
+        let rows = scattered(2000, D, 12345);
         let ids: Vec<u64> = (0..2000).map(|i| 10 + 3 * i as u64).collect();
         for factory in ["Flat", "SQ8", "IVF8,Flat"] {
             let mut index = build_with_ids(factory, D, &rows, &ids).unwrap();
@@ -414,19 +418,8 @@ mod tests {
 
     #[test]
     fn a_subset_search_finds_the_best_of_the_subset() {
-        let mut x = 777u64;
-        let mut next = || {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (x >> 40) as f32 / (1u64 << 24) as f32 - 0.5
-        };
         const D: usize = 16;
-        let rows: Vec<f32> = (0..3000)
-            .flat_map(|_| {
-                let mut v: Vec<f32> = (0..D).map(|_| next()).collect();
-                normalize(&mut v);
-                v
-            })
-            .collect();
+        let rows = scattered(3000, D, 777);
         let ids: Vec<u64> = (0..3000).collect();
         // Every third id; the query is an id outside the subset, so its own vector is not it.
         let mut bits = vec![0u8; 3000usize.div_ceil(8)];
