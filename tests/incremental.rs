@@ -211,3 +211,38 @@ fn an_updated_index_answers_as_a_fresh_one() {
     assert!(mean >= 0.9, "IVF: mean top-10 overlap {mean:.3}");
     assert!(first_share >= 0.9, "IVF: same first result in {first_share:.3} of the queries");
 }
+
+/// Finding what changed costs a look at each file, not a read: a file is read again only
+/// when its size, times or inode moved, or when it changed too recently to trust them.
+#[test]
+fn an_update_reads_only_the_files_that_changed() {
+    let src = fetch("igraph").unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let tree = work.path().join("paths");
+    copy_tree(&src.join("src/paths"), &tree);
+    let enc = TextEncoders::defaults(None, CacheAt::Default);
+    let dir = work.path().join("idx");
+    // Just copied: every file is read, none stamped; once settled, all are stamped.
+    let r = build(&tree, &dir, &enc, None);
+    let files = r.files;
+    assert!(files > 10, "{files}");
+    std::thread::sleep(std::time::Duration::from_millis(3300));
+    let r = build(&tree, &dir, &enc, None);
+    assert!(r.up_to_date && r.read_files >= files, "{r:?}");
+    let r = build(&tree, &dir, &enc, None);
+    assert!(r.up_to_date && r.read_files >= files, "stamps are written with a new generation only: {r:?}");
+    // A new generation records them.
+    edit(&tree.join("floyd_warshall.c"), "igraph_error_t igraph_distances_floyd_warshall(", "igraph_error_t igraph_distances_floyd_warshall_renamed(");
+    let r = build(&tree, &dir, &enc, None);
+    assert!(r.updated && r.changed_files == 1 && r.read_files >= files, "{r:?}");
+    // Now only the edited file, not yet settled, is read.
+    let r = build(&tree, &dir, &enc, None);
+    assert!(r.up_to_date && r.read_files == 1, "{r:?}");
+    // Rewritten with its size and modification time kept: the change time tells.
+    let other = tree.join("dijkstra.c");
+    let (text, old) = (std::fs::read_to_string(&other).unwrap(), std::fs::metadata(&other).unwrap().modified().unwrap());
+    std::fs::write(&other, text.replacen("igraph_", "igraph-", 1)).unwrap();
+    std::fs::File::options().write(true).open(&other).unwrap().set_modified(old).unwrap();
+    let r = build(&tree, &dir, &enc, None);
+    assert!(r.updated && r.changed_files == 1 && r.read_files == 2, "{r:?}");
+}

@@ -21,11 +21,12 @@ pub struct WatchArgs {
     debounce_ms: u64,
 }
 
-/// Whether a change at `path` can matter to the index: a file read as C, C++ or Java, or
-/// a file of exclusion rules, outside the index folder. Ignored files pass here; the
-/// update's walk leaves them out.
+/// Whether a change at `path` can matter to the index: a file read as C, C++ or Java, a
+/// file of exclusion rules or a project's `.beryl.toml`, outside the index folder. Ignored
+/// files pass here; the update's walk leaves them out.
 fn relevant(path: &Path, index_dir: &Path, walk: &beryl::corpus::WalkOptions) -> bool {
-    let rules = path.file_name().is_some_and(|n| n == beryl::corpus::walk::IGNORE_FILE || n == ".gitignore" || n == ".ignore");
+    use beryl::corpus::walk::{CONFIG, IGNORE_FILE};
+    let rules = path.file_name().is_some_and(|n| n == IGNORE_FILE || n == CONFIG || n == ".gitignore" || n == ".ignore");
     !path.starts_with(index_dir) && (rules || walk.lang_of(path).is_some())
 }
 
@@ -55,8 +56,10 @@ pub fn run(a: WatchArgs) -> Result<()> {
     // The index folder may not exist yet; compare against where it will be.
     let abs = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| std::env::current_dir().map(|c| c.join(p)).unwrap_or(p.to_path_buf()));
     let index_dir = abs(&dir);
-    // The extensions read, `.beryl.toml` included as it is when the watch starts.
-    let walk = opts.walk.with_project_config(&roots.iter().map(|r| abs(r)).collect::<Vec<_>>())?;
+    // The extensions read, `.beryl.toml` included; read again after each update, as the
+    // update itself reads it.
+    let abs_roots: Vec<PathBuf> = roots.iter().map(|r| abs(r)).collect();
+    let mut walk = opts.walk.with_project_config(&abs_roots)?;
     let build = |force: bool, progress: beryl::index::Progress| -> Result<BuildReport> {
         let o = beryl::index::IndexOptions { force, ..opts.clone() };
         index::build(&roots, &dir, &o, &model, &encs, progress).with_context(|| format!("indexing into {}", dir.display()))
@@ -72,7 +75,7 @@ pub fn run(a: WatchArgs) -> Result<()> {
     }
     // A watch ends with the folder it watches: each root's parent is watched too, so a
     // root removed and made again (a checkout, a restore) is watched again.
-    let root_paths: Vec<PathBuf> = roots.iter().map(|r| abs(r)).collect();
+    let root_paths = abs_roots.clone();
     // Which folder each watch is on: events about a root name come for every visit of
     // it, and only a new folder there needs a new watch.
     let identity = |p: &Path| std::fs::metadata(p).ok().filter(|m| m.is_dir()).map(|m| (m.dev(), m.ino()));
@@ -128,6 +131,10 @@ pub fn run(a: WatchArgs) -> Result<()> {
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
             }
+        }
+        match opts.walk.with_project_config(&abs_roots) {
+            Ok(w) => walk = w,
+            Err(e) => log::warn!("{e}; watching the extensions read before"),
         }
         match build(false, &mut |_, _, _| {}) {
             Ok(r) if r.up_to_date => {}

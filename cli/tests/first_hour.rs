@@ -121,7 +121,9 @@ fn a_scope_ranks_inside_it() {
 #[test]
 fn one_text_layout_for_every_search() {
     let tmp = tempfile::tempdir().unwrap();
-    let src = tmp.path().join("src");
+    // The indexed root itself lies in a folder named like tests: only what is below the
+    // root decides.
+    let src = tmp.path().join("benchmarks").join("src");
     std::fs::create_dir_all(src.join("tests")).unwrap();
     let root = fetch("igraph").expect("fetching igraph");
     std::fs::copy(root.join("src/paths/floyd_warshall.c"), src.join("floyd_warshall.c")).unwrap();
@@ -240,6 +242,14 @@ fn type_add_reads_a_template_file_as_c() {
     assert_eq!(r["files"].as_u64(), Some(5));
     assert!(r["unread"].as_object().unwrap().is_empty(), "{r}");
     assert!(heap_first(&idx));
+    // Mapped to another language, the same bytes are read again, as that language.
+    let r = report(&beryl().arg("index").arg(&src).arg("--index").arg(&idx).args(["--json", "--type-add", "pmt:cpp"]).output().unwrap());
+    assert_eq!((r["changed_files"].as_u64(), r["up_to_date"].as_bool()), (Some(1), Some(false)), "{r}");
+    let in_lang = |l: &str| {
+        let o = beryl().args(["search", "--json", "--top", "5", "--lang", l, "--pseudo"]).arg(&q).arg("--index").arg(&idx).output().unwrap();
+        results(&o).iter().any(|r| r.0.ends_with("heap.pmt"))
+    };
+    assert!(in_lang("cpp") && !in_lang("c"));
 
     // The same from the root's `.beryl.toml`, for every later build.
     std::fs::write(src.join(".beryl.toml"), "type-add = [\"pmt:c\"]\n").unwrap();

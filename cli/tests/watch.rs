@@ -64,6 +64,20 @@ fn watched_changes_reach_searches_and_a_kill_leaves_the_index() {
     let update = lines.next().unwrap().unwrap();
     assert!(update.contains("0 changed, 0 new, 1 removed files; updated"), "{update}");
 
+    // A root's `.beryl.toml` is watched: mapping an extension reads its files, and later
+    // saves of them are seen.
+    std::fs::write(src.join("probe.tpl"), "int beryl_probe_lcm(int a, int b) { int m = a; while (m % b != 0) m += a; return m; }\n").unwrap();
+    std::fs::write(src.join(".beryl.toml"), "type-add = [\"tpl:c\"]\n").unwrap();
+    let seen = until(Duration::from_secs(60), || search(&index, "least common multiple of two integers").contains("beryl_probe_lcm"));
+    assert!(seen.is_some(), "the mapped extension was never read");
+    let update = lines.next().unwrap().unwrap();
+    assert!(update.contains("0 changed, 1 new, 0 removed files; updated"), "{update}");
+    std::fs::write(src.join("probe.tpl"), "int beryl_probe_square(int x) { return x * x; }\n").unwrap();
+    let seen = until(Duration::from_secs(60), || search(&index, "square of an integer").contains("beryl_probe_square"));
+    assert!(seen.is_some(), "a save of a mapped file was not seen");
+    let update = lines.next().unwrap().unwrap();
+    assert!(update.contains("1 changed, 0 new, 0 removed files; updated"), "{update}");
+
     // Killed while idle or mid-update: the index in place answers.
     std::fs::write(src.join("extra.c"), "int beryl_probe_twice(int x) { return 2 * x; }\n").unwrap();
     std::thread::sleep(Duration::from_millis(250));

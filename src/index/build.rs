@@ -121,13 +121,14 @@ pub fn build(
         .and_then(|g| read_meta(&g).and_then(|m| open_store(&g, &m)).ok().map(|s| (g, s)));
     if let Some((gen, store)) = previous.filter(|_| !opts.force) {
         lap("identity");
-        let diff = update::Diff::of(&store, &files)?;
+        let diff = update::Diff::of(&store, &files, &|p| opts.walk.lang_of(p).map(|l| l.name()))?;
         drop(store);
         lap("diff");
         report.unchanged_files = diff.unchanged;
         report.changed_files = diff.changed.len();
         report.new_files = diff.added.len();
         report.removed_files = diff.removed.len();
+        report.read_files = diff.read;
         let intact = || read_meta(&gen).is_ok_and(|m| checksums_hold(&gen, &m));
         if diff.is_empty() && intact() {
             report.up_to_date = true;
@@ -287,6 +288,8 @@ fn full(
 ) -> Result<BuildReport, IndexError> {
     let (opts, model, encs) = (inp.opts, inp.model, inp.encs);
     let (enc, fenc) = (encs.statements()?, encs.functions()?);
+    // Before any file is read: the stamps' reference time.
+    let began = std::time::SystemTime::now();
     let corpus = corpus::load_found(inp.roots, files, walk_skipped, &opts.walk, t0, &mut |d, t| progress("parse", d, t));
     report.skipped = corpus.skipped_by_reason();
     let icfg = corpus.icfg;
@@ -359,6 +362,15 @@ fn full(
     let node_factory = inp.global.map_or_else(|| vectors::factory_for(ids.len(), opts.flat_max, opts.factory.as_deref()), |g| g.meta.node_factory.clone());
     let function_factory = inp.global.map_or_else(|| vectors::function_factory(ftexts.len()), |g| g.meta.function_factory.clone());
     let skipped = skipped_rows(&corpus.skipped);
+    // Looked at after the reads: only files that had settled before them get a stamp.
+    let stamps: Vec<(String, super::stamps::Stamp)> = icfg
+        .files
+        .par_iter()
+        .map(|f| f.path.to_string_lossy().into_owned())
+        .zip(hashes.par_iter().cloned())
+        .chain(skipped.par_iter().map(|s| (s.0.clone(), s.1.clone())))
+        .filter_map(|(p, h)| super::stamps::Stamp::observe(Path::new(&p), &h, began).map(|s| (p, s)))
+        .collect();
     let function_ids: Vec<u64> = (0..ftexts.len() as u64).collect();
     let gen = commit(inp.dir, inp.model_dir, progress, |tmp| {
         // `Flat` named by the user means exact search: full vectors, compared one by one.
@@ -426,7 +438,7 @@ fn full(
             walk: opts.walk.record(),
         })
     }, |db, meta_json| {
-        Store::create(db, &icfg, &hashes, &skipped, &[("schema", FORMAT.to_string()), ("meta", meta_json.to_string())])
+        Store::create(db, &icfg, &hashes, &skipped, &stamps, &[("schema", FORMAT.to_string()), ("meta", meta_json.to_string())])
     })?;
     report.write_seconds = t2.elapsed().as_secs_f64();
     report.index_bytes = dir_bytes(&gen);

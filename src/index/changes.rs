@@ -27,8 +27,9 @@ impl Changes {
 /// the one indexed; a file the build skipped counts as unchanged while its content is.
 pub fn changes(index: &Index, opts: &WalkOptions) -> Result<Changes, IndexError> {
     let roots: Vec<PathBuf> = index.meta.roots.iter().map(PathBuf::from).collect();
-    let (files, _) = discover(&roots, &opts.with_project_config(&roots)?);
-    let d = Diff::of(&index.store, &files)?;
+    let opts = opts.with_project_config(&roots)?;
+    let (files, _) = discover(&roots, &opts);
+    let d = Diff::of(&index.store, &files, &|p| opts.lang_of(p).map(|l| l.name()))?;
     let s = |v: Vec<PathBuf>| v.into_iter().map(|p| p.to_string_lossy().into_owned()).collect();
     Ok(Changes { changed: s(d.changed), added: s(d.added), removed: d.removed })
 }

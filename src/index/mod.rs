@@ -19,6 +19,7 @@ pub mod graph {
 pub mod global;
 pub mod lexical;
 pub mod project;
+mod stamps;
 pub mod store;
 pub mod subset;
 pub mod vectors;
@@ -224,6 +225,9 @@ pub struct BuildReport {
     pub changed_files: usize,
     pub new_files: usize,
     pub removed_files: usize,
+    /// Files read to compare with the index in place; the others' size, times and inode
+    /// were as when last hashed.
+    pub read_files: usize,
     pub lines: u64,
     pub nodes: usize,
     pub functions: usize,

@@ -1,6 +1,7 @@
 //! The SQLite half of an index: files, functions, nodes, ICFG edges and the identity of
 //! the model, encoder and feature schema that made the vectors.
 
+use super::stamps::Stamp;
 use super::IndexError;
 use crate::graph::{EdgeKind, Icfg, NodeKind};
 use petgraph::visit::EdgeRef;
@@ -73,6 +74,22 @@ fn insert(
     Ok(())
 }
 
+/// Replaces the stamps ([`super::stamps`]); the table is made where an index written
+/// before stamps lacks it.
+fn set_stamps(tx: &rusqlite::Transaction, stamps: &[(String, Stamp)]) -> Result<(), IndexError> {
+    tx.execute_batch(
+        "CREATE TABLE IF NOT EXISTS stamps(path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime INTEGER NOT NULL,
+                                           ctime INTEGER NOT NULL, ino INTEGER NOT NULL, hash TEXT NOT NULL) WITHOUT ROWID;
+         DELETE FROM stamps;",
+    )
+    .map_err(db)?;
+    let mut st = tx.prepare("INSERT OR REPLACE INTO stamps VALUES (?1, ?2, ?3, ?4, ?5, ?6)").map_err(db)?;
+    for (p, s) in stamps {
+        st.execute(params![p, s.size as i64, s.mtime_ns, s.ctime_ns, s.ino as i64, s.hash]).map_err(db)?;
+    }
+    Ok(())
+}
+
 fn set_skipped(tx: &rusqlite::Transaction, skipped: &[(String, String, String)]) -> Result<(), IndexError> {
     let mut st = tx.prepare("INSERT OR REPLACE INTO skipped VALUES (?1, ?2, ?3)").map_err(db)?;
     for (p, h, r) in skipped {
@@ -128,7 +145,7 @@ fn db(e: rusqlite::Error) -> IndexError {
 impl Store {
     /// Writes a new database holding `icfg`; `hashes[i]` is the content hash of file `i`,
     /// `skipped` the files not indexed (path, content hash, reason).
-    pub fn create(path: &Path, icfg: &Icfg, hashes: &[String], skipped: &[(String, String, String)], meta: &[(&str, String)]) -> Result<(), IndexError> {
+    pub fn create(path: &Path, icfg: &Icfg, hashes: &[String], skipped: &[(String, String, String)], stamps: &[(String, Stamp)], meta: &[(&str, String)]) -> Result<(), IndexError> {
         let mut conn = Connection::open(path).map_err(db)?;
         // The file is private until the index is swapped in, so no journal is needed.
         conn.execute_batch("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;").map_err(db)?;
@@ -151,6 +168,7 @@ impl Store {
             let files = (0..icfg.files.len() as u32).map(|i| (i, hashes.get(i as usize).map(String::as_str).unwrap_or(""))).collect::<Vec<_>>();
             insert(&tx, icfg, &files, 0..icfg.functions.len() as u32, &edges, meta)?;
             set_skipped(&tx, skipped)?;
+            set_stamps(&tx, stamps)?;
         }
         tx.commit().map_err(db)?;
         Ok(())
@@ -171,6 +189,7 @@ impl Store {
         edges_gone: &[(u32, u32, u8)],
         edges_new: &[(u32, u32, u8)],
         skipped: &[(String, String, String)],
+        stamps: &[(String, Stamp)],
         meta: &[(&str, String)],
     ) -> Result<(), IndexError> {
         let mut conn = Connection::open(path).map_err(db)?;
@@ -196,6 +215,7 @@ impl Store {
             tx.execute("DELETE FROM skipped", []).map_err(db)?;
             insert(&tx, icfg, files, functions, edges_new, meta)?;
             set_skipped(&tx, skipped)?;
+            set_stamps(&tx, stamps)?;
         }
         tx.commit().map_err(db)?;
         Ok(())
@@ -233,6 +253,21 @@ impl Store {
     }
 
     /// Files not indexed: path → (content hash, reason).
+    /// Each file's stamp by path; none in an index written before stamps.
+    pub fn stamps(&self) -> Result<std::collections::HashMap<String, Stamp>, IndexError> {
+        let has: i64 = self.conn.query_row("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'stamps'", [], |r| r.get(0)).map_err(db)?;
+        if has == 0 {
+            return Ok(Default::default());
+        }
+        let mut st = self.conn.prepare_cached("SELECT path, size, mtime, ctime, ino, hash FROM stamps").map_err(db)?;
+        let rows = st
+            .query_map([], |r| {
+                Ok((r.get::<_, String>(0)?, Stamp { size: r.get::<_, i64>(1)? as u64, mtime_ns: r.get(2)?, ctime_ns: r.get(3)?, ino: r.get::<_, i64>(4)? as u64, hash: r.get(5)? }))
+            })
+            .map_err(db)?;
+        rows.collect::<Result<_, _>>().map_err(db)
+    }
+
     pub fn skipped(&self) -> Result<std::collections::HashMap<String, (String, String)>, IndexError> {
         let mut st = self.conn.prepare_cached("SELECT path, hash, reason FROM skipped").map_err(db)?;
         let rows = st.query_map([], |r| Ok((r.get::<_, String>(0)?, (r.get(1)?, r.get(2)?)))).map_err(db)?;

@@ -40,24 +40,33 @@ pub struct Diff {
     pub hashes: HashMap<PathBuf, String>,
     /// Files skipped before that are still there, unchanged: (path, hash, reason).
     pub still_skipped: Vec<(String, String, String)>,
+    /// The stamps of the files found, for the next comparison ([`super::stamps`]).
+    pub stamps: Vec<(String, super::stamps::Stamp)>,
+    /// Files whose content was read to compare; the others looked as stamped.
+    pub read: usize,
 }
 
 impl Diff {
     /// Compares `files` (a walk's) with the files `store` records, indexed or skipped, by
     /// path and content hash (over the text as a build reads it).
-    pub fn of(store: &Store, files: &[PathBuf]) -> Result<Diff, IndexError> {
-        let indexed: HashMap<String, String> = store.files()?.into_iter().map(|f| (f.path, f.hash)).collect();
+    /// `lang` names the language each file is read as now: a file whose mapping changed
+    /// (`--type-add`) is read again though its bytes are the same.
+    pub fn of(store: &Store, files: &[PathBuf], lang: &dyn Fn(&Path) -> Option<&'static str>) -> Result<Diff, IndexError> {
+        let mut langs: HashMap<String, String> = HashMap::new();
+        let mut indexed: HashMap<String, String> = HashMap::new();
+        for f in store.files()? {
+            langs.insert(f.path.clone(), f.lang);
+            indexed.insert(f.path, f.hash);
+        }
         let skipped = store.skipped()?;
-        let hashed: Vec<(&PathBuf, String)> = files
-            .par_iter()
-            .map(|p| (p, std::fs::read(p).map(|b| sha256_hex(String::from_utf8_lossy(&b).as_bytes())).unwrap_or_default()))
-            .collect();
-        let mut d = Diff::default();
+        let h = super::stamps::hash_files(files, &store.stamps()?);
+        let hashed: Vec<(&PathBuf, String)> = files.iter().zip(h.hashes).collect();
+        let mut d = Diff { stamps: h.stamps, read: h.read, ..Diff::default() };
         let mut seen = HashSet::new();
         for (p, hash) in hashed {
             let key = p.to_string_lossy().into_owned();
             match (indexed.get(&key), skipped.get(&key)) {
-                (Some(old), _) if *old == hash => d.unchanged += 1,
+                (Some(old), _) if *old == hash && langs.get(&key).map(String::as_str) == lang(p) => d.unchanged += 1,
                 (Some(_), _) => {
                     d.changed.push(p.clone());
                     d.hashes.insert(p.clone(), hash);
@@ -364,6 +373,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
             &edges_gone,
             &edges_new,
             &skipped_rows_all,
+            &diff.stamps,
             &[("schema", FORMAT.to_string()), ("meta", meta_json.to_string())],
         )
     })?;

@@ -296,7 +296,20 @@ fn search_raw(index: &mut IndexImpl, queries: &[f32], dim: usize, k: usize, allo
             let r = index.search(queries, k).map_err(|e| IndexError::Faiss(e.to_string()))?;
             (r.labels.iter().map(|l| l.get()).collect::<Vec<_>>(), r.distances)
         }
-        Some(bits) => selected(index, &queries[..nq * dim], nq, k, bits)?,
+        Some(bits) => match selected(index, &queries[..nq * dim], nq, k, bits) {
+            // A layout may also pass the selector over without a word.
+            Ok(r) if r.0.iter().flatten().all(|&id| bits.get((id / 8) as usize).is_some_and(|b| b >> (id % 8) & 1 == 1)) => r,
+            Ok(_) => {
+                log::debug!("the subset selector was not applied: filtering");
+                filtered(index, &queries[..nq * dim], nq, k, bits)?
+            }
+            // Layouts whose search takes no selector (a pre-transform, bare PQ) are
+            // searched wider and filtered: slower, same kind of answer.
+            Err(e) => {
+                log::debug!("searching the subset by filtering: {e}");
+                filtered(index, &queries[..nq * dim], nq, k, bits)?
+            }
+        },
     };
     Ok((0..nq)
         .map(|q| {
@@ -305,6 +318,34 @@ fn search_raw(index: &mut IndexImpl, queries: &[f32], dim: usize, k: usize, allo
                 .collect()
         })
         .collect())
+}
+
+/// The best `k` ids set in `bits`, found by searching ever wider and dropping the others,
+/// for layouts that take no selector.
+fn filtered(index: &mut IndexImpl, queries: &[f32], nq: usize, k: usize, bits: &[u8]) -> Result<(Vec<Option<u64>>, Vec<f32>), IndexError> {
+    let total = index.ntotal() as usize;
+    let set = |id: u64| bits.get((id / 8) as usize).is_some_and(|b| b >> (id % 8) & 1 == 1);
+    let mut wide = k.saturating_mul(8).min(total).max(1);
+    loop {
+        let r = index.search(queries, wide).map_err(|e| IndexError::Faiss(e.to_string()))?;
+        let mut labels = vec![None; nq * k];
+        let mut distances = vec![0f32; nq * k];
+        let mut short = false;
+        for q in 0..nq {
+            let kept = (0..wide).filter_map(|j| r.labels[q * wide + j].get().filter(|&id| set(id)).map(|id| (id, r.distances[q * wide + j])));
+            let mut n = 0;
+            for (j, (id, d)) in kept.take(k).enumerate() {
+                labels[q * k + j] = Some(id);
+                distances[q * k + j] = d;
+                n = j + 1;
+            }
+            short |= n < k;
+        }
+        if !short || wide >= total {
+            return Ok((labels, distances));
+        }
+        wide = wide.saturating_mul(4).min(total);
+    }
 }
 
 /// One FAISS search restricted to the ids set in `bits`. IVF lists take their own kind of
@@ -427,9 +468,10 @@ mod tests {
             bits[i / 8] |= 1 << (i % 8);
         }
         let q = &rows[D * 1001..D * 1002];
-        for factory in ["Flat", "SQ8", "IVF8,Flat"] {
+        // The last two take no selector: searched wider and filtered.
+        for factory in ["Flat", "SQ8", "IVF8,Flat", "PCA8,IVF8,Flat", "PQ4"] {
             let mut index = build_with_ids(factory, D, &rows, &ids).unwrap();
-            if factory.starts_with("IVF") {
+            if factory.contains("IVF") {
                 let ps = ParameterSpace::new().unwrap();
                 ps.set_index_parameter(&index, "nprobe", 8.0).unwrap();
             }

@@ -1,7 +1,6 @@
 //! Printing search results: grep-style text, JSON (schema in docs/guide/json.md) and an
 //! HTML page that shows the query beside each fragment with mapped lines highlighted.
 
-use crate::search::place::is_test_path;
 use crate::search::{Fragment, SearchResult};
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -69,7 +68,7 @@ pub fn text(r: &SearchResult, color: bool, relative_to: Option<&Path>) -> String
     if r.fragments.is_empty() {
         out.push_str("no results\n");
     }
-    let test = |path: &str| if is_test_path(path) { " [test]" } else { "" };
+    let test = |s: &crate::search::Span| if s.test { " [test]" } else { "" };
     for f in &r.fragments {
         let Some(head) = f.spans.first() else { continue };
         let mut about = format!("#{} score {:.3}, lines {}-{}", f.rank, f.score, head.lines.0, head.lines.1);
@@ -79,7 +78,7 @@ pub fn text(r: &SearchResult, color: bool, relative_to: Option<&Path>) -> String
         if f.query_lines_total > 0 && !r.mode.starts_with("natural-language") {
             let _ = write!(about, ", query lines {}/{}", f.query_lines_covered, f.query_lines_total);
         }
-        about.push_str(test(&head.path));
+        about.push_str(test(head));
         let _ = writeln!(out, "{}:{}: {}  {}", p.path(&head.path), p.line(&head.lines.0.to_string()), p.bold(&head.function), p.dim(&about));
         let part = |s: &crate::search::Span| format!("lines {}-{} of {}-{}", s.lines.0, s.lines.1, s.function_lines.0, s.function_lines.1);
         let rest = f.spans.iter().skip(1).map(|s| (s, format!("#{} also: {}", f.rank, part(s))))
@@ -87,7 +86,7 @@ pub fn text(r: &SearchResult, color: bool, relative_to: Option<&Path>) -> String
             .chain(f.copies.iter().take(SHOWN_COPIES).map(|s| (s, format!("#{} a copy: the same code, names aside, lines {}-{}", f.rank, s.lines.0, s.lines.1))));
         let mut details = false;
         for (s, note) in rest {
-            let _ = writeln!(out, "{}:{}: {}  {}", p.path(&s.path), p.line(&s.lines.0.to_string()), s.function, p.dim(&format!("{note}{}", test(&s.path))));
+            let _ = writeln!(out, "{}:{}: {}  {}", p.path(&s.path), p.line(&s.lines.0.to_string()), s.function, p.dim(&format!("{note}{}", test(s))));
             details = true;
         }
         if f.copies.len() > SHOWN_COPIES {
@@ -136,17 +135,6 @@ pub fn json_value(r: &SearchResult) -> serde_json::Value {
     let mut v = serde_json::to_value(r).unwrap_or_default();
     if let Some(o) = v.as_object_mut() {
         o.insert("schema".into(), JSON_SCHEMA.into());
-    }
-    // Code in tests, examples or benchmarks is marked where it is named.
-    for f in v.get_mut("fragments").and_then(|f| f.as_array_mut()).into_iter().flatten() {
-        for key in ["spans", "apart", "copies"] {
-            for s in f.get_mut(key).and_then(|s| s.as_array_mut()).into_iter().flatten() {
-                let t = s.get("path").and_then(|p| p.as_str()).is_some_and(is_test_path);
-                if let Some(o) = s.as_object_mut() {
-                    o.insert("test".into(), t.into());
-                }
-            }
-        }
     }
     v
 }

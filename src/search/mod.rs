@@ -102,6 +102,10 @@ pub struct Span {
     /// First and last line of the matched nodes in this function.
     pub lines: (u32, u32),
     pub nodes: usize,
+    /// The file lies in tests, examples or benchmarks below its indexed root
+    /// ([`place::in_tests`]).
+    #[serde(default)]
+    pub test: bool,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -318,7 +322,7 @@ pub fn text_hits(index: &mut Index, v: &[f32], query: &str, k: usize) -> Result<
     for &(fid, sim) in hits.iter() {
         let f = index.store.function(fid as u32)?;
         let file = index.store.file(f.file)?;
-        let tests = place::is_test_path(&file.path);
+        let tests = place::in_tests(&file.path, &index.meta.roots);
         out.push(TextHit {
             function: fid as u32,
             file: f.file,
@@ -331,7 +335,7 @@ pub fn text_hits(index: &mut Index, v: &[f32], query: &str, k: usize) -> Result<
                 query_lines_covered: 1,
                 query_lines_total: 1,
                 distance: 0,
-                spans: vec![Span { path: file.path.clone(), function_id: fid as u32, function: f.qualified.clone(), function_lines: f.lines, lines: f.lines, nodes: 0 }],
+                spans: vec![Span { path: file.path.clone(), function_id: fid as u32, function: f.qualified.clone(), function_lines: f.lines, lines: f.lines, nodes: 0, test: tests }],
                 apart: Vec::new(),
                 copies: Vec::new(),
                 matches: vec![LineMatch {
@@ -501,7 +505,8 @@ pub(crate) fn fragments(index: &mut Index, qv: QueryVectors, opts: &SearchOption
                     p
                 }
             };
-            spans.push(Span { path, function_id: func, function: f.qualified, function_lines: f.lines, lines: (s, e), nodes: count });
+            let test = place::in_tests(&path, &index.meta.roots);
+            spans.push(Span { path, function_id: func, function: f.qualified, function_lines: f.lines, lines: (s, e), nodes: count, test });
         }
         let mut matches = Vec::new();
         let mut covered_lines = std::collections::BTreeSet::new();

@@ -18,9 +18,32 @@ pub fn is_test_path(path: &str) -> bool {
         || ["_test", "Test", "Tests", "-test", "_tests"].iter().any(|p| stem.ends_with(p))
 }
 
+/// [`is_test_path`] of `path` below the longest of `roots` that holds it: the folders
+/// above an indexed root (`/home/me/benchmarks/zlib`) say nothing about its files.
+pub fn in_tests(path: &str, roots: &[String]) -> bool {
+    let below = roots
+        .iter()
+        .map(|r| r.trim_end_matches(['/', '\\']))
+        .filter(|r| !r.is_empty() && path.len() > r.len() && path.starts_with(r) && path[r.len()..].starts_with(['/', '\\']))
+        .max_by_key(|r| r.len())
+        .map_or(path, |r| &path[r.len()..]);
+    is_test_path(below)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn folders_above_the_root_do_not_count() {
+        let roots = vec!["/home/me/tests/zlib".to_string(), "/home/me/tests/zlib/contrib".to_string()];
+        assert!(!in_tests("/home/me/tests/zlib/deflate.c", &roots));
+        assert!(in_tests("/home/me/tests/zlib/test/example.c", &roots));
+        assert!(in_tests("/home/me/tests/zlib/contrib/tests/x.c", &roots));
+        // Outside every root (a shard's or an old index's paths): the whole path decides.
+        assert!(in_tests("/elsewhere/tests/x.c", &roots));
+        assert!(in_tests("/home/me/tests/zlibx/deflate.c", &roots));
+    }
 
     #[test]
     fn test_and_example_paths() {

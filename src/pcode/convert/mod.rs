@@ -86,16 +86,24 @@ pub fn classify_lines(text: &str, clf: &Classifier) -> Vec<LineDecision> {
 
 /// A counted loop's step (`for i = 1 to n by 2`, `… step 2`): the p-language's loops step
 /// by one, so the step is dropped from the bound, with a warning that says so.
+/// Words after which `by` belongs to an expression.
+const ARITHMETIC_BY: [&str; 5] = ["divided", "multiplied", "scaled", "shifted", "rounded"];
+
 fn loop_steps(lines: &mut [Line]) -> Vec<Warning> {
     let mut warnings = Vec::new();
     for l in lines.iter_mut() {
         let Kind::For { bound, dir: Some(_), .. } = &mut l.kind else { continue };
-        let Some((at, word)) = ["by", "step"].iter().find_map(|w| word_positions(bound, w).first().map(|&i| (i, *w))) else { continue };
+        // `n divided by 2` is arithmetic in the bound, not a stride.
+        let arithmetic = |at: usize| bound[..at].split_whitespace().next_back().is_some_and(|w| ARITHMETIC_BY.contains(&w.to_ascii_lowercase().as_str()));
+        let Some((at, word)) = ["by", "step"].iter().find_map(|w| word_positions(bound, w).into_iter().find(|&i| !arithmetic(i)).map(|i| (i, *w))) else { continue };
         let step = bound[at + word.len()..].trim().to_string();
         bound.truncate(at);
         let kept = bound.trim_end().len();
         bound.truncate(kept);
-        let col = l.text.find(&format!(" {word} ")).map_or(l.col, |i| l.col + i as u32 + 1);
+        // Columns count characters, as editors do.
+        let pat = format!(" {word} ");
+        let at_text = l.text.match_indices(&pat).map(|m| m.0).find(|&i| !l.text[..i].split_whitespace().next_back().is_some_and(|w| ARITHMETIC_BY.contains(&w.to_ascii_lowercase().as_str())));
+        let col = at_text.map_or(l.col, |i| l.col + l.text[..i].chars().count() as u32 + 1);
         warnings.push(Warning {
             line: l.no,
             col,
@@ -305,6 +313,27 @@ mod tests {
         assert!(same(for_head("i in range(n, 0, -1)"), counted("i = n", "downto", "0 + 1")));
         assert!(same(for_head("v in G.adj[u]"), Kind::Each("v in G.adj[u]".into())));
         assert!(same(for_head("i = 1 to n"), counted("i = 1", "to", "n")));
+    }
+
+    #[test]
+    fn a_stride_is_told_from_arithmetic_and_placed_by_characters() {
+        let steps = |text: &str| {
+            let mut lines = merge_continuations(recognize_all(textbook_names(prepare(text))));
+            let w = loop_steps(&mut lines);
+            let bound = match &lines[0].kind {
+                Kind::For { bound, .. } => bound.clone(),
+                k => panic!("{k:?}"),
+            };
+            (w, bound)
+        };
+        let (w, bound) = steps("for i = 1 to n divided by 2\n    x = i\n");
+        assert!(w.is_empty() && bound == "n divided by 2", "{w:?} {bound}");
+        let (w, bound) = steps("for i = 1 to n divided by 2 by 3\n    x = i\n");
+        assert_eq!((w.len(), bound.as_str()), (1, "n divided by 2"));
+        assert_eq!((w[0].line, w[0].col), (1, 29), "{w:?}");
+        // `⌊` is three bytes and one column.
+        let (w, _) = steps("for j = 1 to ⌊n/2⌋ step 2\n    x = j\n");
+        assert_eq!((w.len(), w[0].col), (1, 20), "{w:?}");
     }
 
     #[test]

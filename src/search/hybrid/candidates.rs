@@ -4,7 +4,7 @@
 
 use super::candidate::{CandSpan, Candidate, Ranks};
 use super::fragments::{compact, fragment_spans, subtree_size, Rows};
-use crate::search::place::is_test_path;
+use crate::search::place::in_tests;
 use super::query::Query;
 use super::retrieve::{retrieve, Aligned, Forms, Retrieved, MAX_TREE};
 use super::signals::Signals;
@@ -104,14 +104,15 @@ pub(super) fn read_pool(index: &Index, q: &Query, forms: &Forms, r: Retrieved, o
         };
         for v in variants {
             let spans = fragment_spans(&mut rows, &|g| index.shapes.get(g), f, &v.tree, &v.a, opts.shrink)?;
-            let in_test: Vec<bool> = spans.iter().map(|s| is_test_path(&s.path)).collect();
+            let in_test: Vec<bool> = spans.iter().map(|s| in_tests(&s.path, &index.meta.roots)).collect();
             let signals = read_fragment(base, &v, &p, forms.list[v.form as usize].1, q, &spans, in_test.first() == Some(&true));
             let origins = v.tree.nodes.iter().map(|n| n.origin).collect();
             let copy = v.tree.copy_key();
             let tests = !spans.is_empty() && in_test.iter().all(|&t| t);
             // A test grown into the code it calls: that code is the answer, the test only
-            // led to it.
-            let from_test = !tests && in_test.contains(&true);
+            // led to it; unless none of that code is in the query's scope, where the test
+            // is what the user asked for.
+            let from_test = !tests && in_test.contains(&true) && spans.iter().zip(&in_test).any(|(s, &t)| !t && index.in_scope(s.function));
             let spans = if from_test { spans.into_iter().zip(in_test).filter(|(_, t)| !t).map(|(s, _)| s).collect() } else { spans };
             // Signals read the whole fragment; the reader gets it compact.
             let (spans, apart) = compact(spans);

@@ -6,6 +6,7 @@ use super::explain::explain;
 use super::query::Query;
 use crate::index::store::FunctionRow;
 use crate::index::{Index, IndexError};
+use crate::search::place::in_tests;
 use crate::search::{Fragment, LineMatch, SearchError, Span};
 use crate::shape::align::{Alignment, Tree};
 use crate::shape::Shape;
@@ -176,6 +177,7 @@ pub(super) fn to_fragments(index: &Index, q: &Query, cands: &[Candidate]) -> Res
                 function_lines: row.lines,
                 lines: s.lines,
                 nodes: count.get(&s.function).copied().unwrap_or(0),
+                test: in_tests(&s.path, &index.meta.roots),
             })
         };
         let spans = c.spans.iter().map(&mut span).collect::<Result<Vec<_>, _>>()?;
@@ -207,6 +209,7 @@ pub(super) fn function_fragments(index: &Index, list: &[(u32, f32)], why: &dyn F
     for (rank, &(f, s)) in list.iter().enumerate() {
         let row = rows.function(f)?.clone();
         let path = rows.path(row.file)?;
+        let test = in_tests(&path, &index.meta.roots);
         out.push(Fragment {
             rank: rank + 1,
             score: s as f64,
@@ -214,7 +217,7 @@ pub(super) fn function_fragments(index: &Index, list: &[(u32, f32)], why: &dyn F
             query_lines_covered: 0,
             query_lines_total: 0,
             distance: 0,
-            spans: vec![Span { path, function_id: f, function: row.qualified, function_lines: row.lines, lines: row.lines, nodes: 0 }],
+            spans: vec![Span { path, function_id: f, function: row.qualified, function_lines: row.lines, lines: row.lines, nodes: 0, test }],
             apart: Vec::new(),
             copies: Vec::new(),
             matches: Vec::new(),

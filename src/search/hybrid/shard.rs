@@ -222,5 +222,5 @@ pub fn render(index: &Index, q: &Query, cands: &[Candidate]) -> Result<Vec<Fragm
 pub fn span(index: &Index, s: &CandSpan) -> Result<Span, SearchError> {
     let mut rows = Rows::new(index);
     let row = rows.function(s.function)?.clone();
-    Ok(Span { path: s.path.clone(), function_id: s.function, function: row.qualified, function_lines: row.lines, lines: s.lines, nodes: 0 })
+    Ok(Span { path: s.path.clone(), function_id: s.function, function: row.qualified, function_lines: row.lines, lines: s.lines, nodes: 0, test: crate::search::place::in_tests(&s.path, &index.meta.roots) })
 }
