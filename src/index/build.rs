@@ -121,7 +121,7 @@ pub fn build(
         .and_then(|g| read_meta(&g).and_then(|m| open_store(&g, &m)).ok().map(|s| (g, s)));
     if let Some((gen, store)) = previous.filter(|_| !opts.force) {
         lap("identity");
-        let diff = update::Diff::of(&store, &files, &|p| opts.walk.lang_of(p).map(|l| l.name()))?;
+        let diff = update::Diff::of(&store, &files, &|p| opts.walk.lang_of(p))?;
         drop(store);
         lap("diff");
         report.unchanged_files = diff.unchanged;
@@ -455,7 +455,7 @@ pub(super) fn write_parts(tmp: &Path, live_ids: &[u32], shapes: &[u8], lexical: 
         ("shapes.bin", shapes),
         ("lexical.bin", lexical),
         ("graph.bin", &csr.to_bytes()[..]),
-        ("icfg.bin", &super::icfg_file::encode(icfg)[..]),
+        ("icfg.bin", &super::icfg_file::to_file(icfg)[..]),
     ] {
         let p = tmp.join(name);
         std::fs::write(&p, bytes).map_err(io(&p))?;

@@ -29,7 +29,7 @@ pub fn changes(index: &Index, opts: &WalkOptions) -> Result<Changes, IndexError>
     let roots: Vec<PathBuf> = index.meta.roots.iter().map(PathBuf::from).collect();
     let opts = opts.with_project_config(&roots)?;
     let (files, _) = discover(&roots, &opts);
-    let d = Diff::of(&index.store, &files, &|p| opts.lang_of(p).map(|l| l.name()))?;
+    let d = Diff::of(&index.store, &files, &|p| opts.lang_of(p))?;
     let s = |v: Vec<PathBuf>| v.into_iter().map(|p| p.to_string_lossy().into_owned()).collect();
     Ok(Changes { changed: s(d.changed), added: s(d.added), removed: d.removed })
 }

@@ -16,7 +16,6 @@ CREATE TABLE functions(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, name TEXT 
                    start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, entry INTEGER NOT NULL);
 CREATE TABLE nodes(id INTEGER PRIMARY KEY, function INTEGER NOT NULL, kind INTEGER NOT NULL,
                    start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, text TEXT NOT NULL);
-CREATE TABLE edges(src INTEGER NOT NULL, dst INTEGER NOT NULL, kind INTEGER NOT NULL, PRIMARY KEY(src, dst, kind)) WITHOUT ROWID;
 CREATE TABLE skipped(path TEXT PRIMARY KEY, hash TEXT NOT NULL, reason TEXT NOT NULL);
 CREATE TABLE node_kinds(id INTEGER PRIMARY KEY, name TEXT NOT NULL);
 CREATE TABLE edge_kinds(id INTEGER PRIMARY KEY, name TEXT NOT NULL);
@@ -40,7 +39,6 @@ fn insert(
     icfg: &Icfg,
     files: &[(u32, &str)],
     functions: std::ops::Range<u32>,
-    edges: &[(u32, u32, u8)],
     meta: &[(&str, String)],
 ) -> Result<(), IndexError> {
     let mut st = tx.prepare("INSERT INTO meta VALUES (?1, ?2)").map_err(db)?;
@@ -66,10 +64,6 @@ fn insert(
             let w = &icfg.graph[petgraph::graph::NodeIndex::new(n)];
             sn.execute(params![n as i64, w.function, node_kind_code(w.kind), w.lines.0, w.lines.1, w.text]).map_err(db)?;
         }
-    }
-    let mut st = tx.prepare("INSERT OR IGNORE INTO edges VALUES (?1, ?2, ?3)").map_err(db)?;
-    for &(a, b, k) in edges {
-        st.execute(params![a as i64, b as i64, k as i64]).map_err(db)?;
     }
     Ok(())
 }
@@ -160,13 +154,8 @@ impl Store {
             for (i, k) in EdgeKind::ALL.iter().enumerate() {
                 st.execute(params![i as i64, k.name()]).map_err(db)?;
             }
-            let edges: Vec<(u32, u32, u8)> = icfg
-                .graph
-                .edge_references()
-                .map(|e| (e.source().index() as u32, e.target().index() as u32, edge_kind_code(*e.weight())))
-                .collect();
             let files = (0..icfg.files.len() as u32).map(|i| (i, hashes.get(i as usize).map(String::as_str).unwrap_or(""))).collect::<Vec<_>>();
-            insert(&tx, icfg, &files, 0..icfg.functions.len() as u32, &edges, meta)?;
+            insert(&tx, icfg, &files, 0..icfg.functions.len() as u32, meta)?;
             set_skipped(&tx, skipped)?;
             set_stamps(&tx, stamps)?;
         }
@@ -175,9 +164,9 @@ impl Store {
     }
 
     /// Brings a copy of an earlier database up to date in one transaction: rows of
-    /// `removed_files` and `removed_functions` (with their nodes) go, `edges_gone` go and
-    /// `edges_new` come, and the files `files` (id, hash) and functions `functions` of
-    /// `icfg` are added.
+    /// `removed_files` and `removed_functions` (with their nodes) go, and the files `files`
+    /// (id, hash) and functions `functions` of `icfg` are added. An `edges` table of an
+    /// older index goes: `graph.bin` holds the edges.
     #[allow(clippy::too_many_arguments)]
     pub fn update(
         path: &Path,
@@ -186,8 +175,6 @@ impl Store {
         removed_functions: &[u32],
         files: &[(u32, &str)],
         functions: std::ops::Range<u32>,
-        edges_gone: &[(u32, u32, u8)],
-        edges_new: &[(u32, u32, u8)],
         skipped: &[(String, String, String)],
         stamps: &[(String, Stamp)],
         meta: &[(&str, String)],
@@ -207,13 +194,10 @@ impl Store {
                 let r = icfg.function_nodes(f);
                 del_n.execute([r.start as i64, r.end as i64]).map_err(db)?;
             }
-            let mut st = tx.prepare("DELETE FROM edges WHERE src = ?1 AND dst = ?2 AND kind = ?3").map_err(db)?;
-            for &(a, b, k) in edges_gone {
-                st.execute(params![a, b, k]).map_err(db)?;
-            }
+            tx.execute("DROP TABLE IF EXISTS edges", []).map_err(db)?;
             tx.execute("DELETE FROM meta", []).map_err(db)?;
             tx.execute("DELETE FROM skipped", []).map_err(db)?;
-            insert(&tx, icfg, files, functions, edges_new, meta)?;
+            insert(&tx, icfg, files, functions, meta)?;
             set_skipped(&tx, skipped)?;
             set_stamps(&tx, stamps)?;
         }

@@ -49,9 +49,9 @@ pub struct Diff {
 impl Diff {
     /// Compares `files` (a walk's) with the files `store` records, indexed or skipped, by
     /// path and content hash (over the text as a build reads it).
-    /// `lang` names the language each file is read as now: a file whose mapping changed
-    /// (`--type-add`) is read again though its bytes are the same.
-    pub fn of(store: &Store, files: &[PathBuf], lang: &dyn Fn(&Path) -> Option<&'static str>) -> Result<Diff, IndexError> {
+    /// `lang` gives the language each file's extension maps to now: a file whose mapping
+    /// changed (`--type-add`) is read again though its bytes are the same.
+    pub fn of(store: &Store, files: &[PathBuf], lang: &dyn Fn(&Path) -> Option<Lang>) -> Result<Diff, IndexError> {
         let mut langs: HashMap<String, String> = HashMap::new();
         let mut indexed: HashMap<String, String> = HashMap::new();
         for f in store.files()? {
@@ -66,7 +66,7 @@ impl Diff {
         for (p, hash) in hashed {
             let key = p.to_string_lossy().into_owned();
             match (indexed.get(&key), skipped.get(&key)) {
-                (Some(old), _) if *old == hash && langs.get(&key).map(String::as_str) == lang(p) => d.unchanged += 1,
+                (Some(old), _) if *old == hash && lang(p).zip(langs.get(&key)).is_some_and(|(l, read)| crate::lang::reads_as(p, l, read)) => d.unchanged += 1,
                 (Some(_), _) => {
                     d.changed.push(p.clone());
                     d.hashes.insert(p.clone(), hash);
@@ -137,7 +137,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
     let path = gen.join("icfg.bin");
     let icfg_bytes = std::fs::read(&path).map_err(|e| corrupt(format!("{}: {e}", path.display())))?;
     let (decoded, checked) = rayon::join(
-        || super::icfg_file::decode(&icfg_bytes).map_err(corrupt),
+        || super::icfg_file::from_file(&icfg_bytes).map_err(corrupt),
         || old_meta.checksums.get("icfg.bin").is_some_and(|want| *want == checksum(&icfg_bytes)),
     );
     if !checked {
@@ -319,8 +319,6 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
     let live_ids: Vec<u32> =
         (0..icfg.graph.node_count() as u32).filter(|&n| live(n) && vectors::searchable(icfg.graph[NodeIndex::new(n as usize)].kind)).collect();
     let live_functions = icfg.functions.iter().filter(|f| !f.removed).count();
-    let new_edges = edge_rows(&icfg);
-    let (edges_gone, edges_new) = sorted_diff(&old_edges, &new_edges);
     let mut skipped_rows_all = skipped_rows(&skipped);
     skipped_rows_all.extend(diff.still_skipped.iter().cloned());
     let meta = IndexMeta {
@@ -370,8 +368,6 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
             &removed_fns,
             &file_rows,
             new_fns.clone(),
-            &edges_gone,
-            &edges_new,
             &skipped_rows_all,
             &diff.stamps,
             &[("schema", FORMAT.to_string()), ("meta", meta_json.to_string())],
@@ -393,47 +389,4 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
     report.write_seconds = t2.elapsed().as_secs_f64();
     report.index_bytes = super::build::dir_bytes(&new_gen);
     Ok(Outcome::Done)
-}
-
-/// What `old` has that `new` lacks, and the other way round (both sorted).
-fn sorted_diff<T: Ord + Copy>(old: &[T], new: &[T]) -> (Vec<T>, Vec<T>) {
-    let (mut gone, mut came) = (Vec::new(), Vec::new());
-    let (mut i, mut j) = (0, 0);
-    while i < old.len() || j < new.len() {
-        match (old.get(i), new.get(j)) {
-            (Some(a), Some(b)) if a == b => {
-                i += 1;
-                j += 1;
-            }
-            (Some(a), Some(b)) if a < b => {
-                gone.push(*a);
-                i += 1;
-            }
-            (Some(_), Some(b)) => {
-                came.push(*b);
-                j += 1;
-            }
-            (Some(a), None) => {
-                gone.push(*a);
-                i += 1;
-            }
-            (None, Some(b)) => {
-                came.push(*b);
-                j += 1;
-            }
-            (None, None) => break,
-        }
-    }
-    (gone, came)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::sorted_diff;
-
-    #[test]
-    fn diff_of_sorted_lists() {
-        assert_eq!(sorted_diff(&[1, 2, 4, 7], &[2, 3, 4, 8, 9]), (vec![1, 7], vec![3, 8, 9]));
-        assert_eq!(sorted_diff::<u8>(&[], &[]), (vec![], vec![]));
-    }
 }

@@ -138,9 +138,20 @@ pub fn parse_file(path: &Path, src: &str, file: u32) -> Result<ParsedFile, Parse
     parse_file_as(path, lang_of(path).ok_or(ParseError::UnknownLanguage)?, src, file)
 }
 
+fn is_header(path: &Path) -> bool {
+    path.extension().and_then(|e| e.to_str()).is_some_and(|e| e.eq_ignore_ascii_case("h"))
+}
+
+/// Whether a file at `path` that its extension maps to `mapped` may have been read as
+/// `read` (a language name): as that language, or a `.h` mapped to C read as C++ (see
+/// [`parse_source`]).
+pub fn reads_as(path: &Path, mapped: Lang, read: &str) -> bool {
+    read == mapped.name() || (mapped == Lang::C && read == Lang::Cpp.name() && is_header(path))
+}
+
 /// As [`parse_file`], in `lang` whatever the extension (`--type-add`).
 pub fn parse_file_as(path: &Path, lang: Lang, src: &str, file: u32) -> Result<ParsedFile, ParseError> {
-    let is_h = path.extension().and_then(|e| e.to_str()).is_some_and(|e| e.eq_ignore_ascii_case("h"));
+    let is_h = is_header(path);
     let (lang, tree, errors) = parse_source(lang, is_h, src).ok_or(ParseError::NoTree)?;
     if deeper_than(&tree, MAX_SYNTAX_DEPTH) {
         return Err(ParseError::TooDeep(MAX_SYNTAX_DEPTH));
