@@ -268,6 +268,9 @@ pub(super) fn read_sources(icfg: &Icfg, which: &(dyn Fn(usize) -> bool + Sync)) 
 }
 
 /// The files a run skipped, as the database records them: path, content hash, reason.
+/// Nodes embedded at once in a full build: about 0.4 GB of rows and GCN layers.
+const EMBED_BATCH: usize = 32_768;
+
 pub(super) fn skipped_rows(skipped: &[corpus::walk::Skipped]) -> Vec<(String, String, String)> {
     skipped
         .par_iter()
@@ -312,17 +315,33 @@ fn full(
         report.new_files = report.files;
     }
 
-    // Node vectors: the GCN over the whole graph.
+    // Node vectors: the GCN over each file's graph (see `embed_nodes`), a batch of nodes at
+    // a time, each batch's rows turned into search rows at once: the full rows (GCN output
+    // and input features, 3.7 KB a node) and the GCN's layers are never held for the whole
+    // corpus. A batch computes what the whole graph would: `embed_nodes` reads the
+    // neighbourhoods it needs, whichever batch they fall in.
     let t1 = Instant::now();
     let before = encoder_stats(enc, fenc);
     let hidden = model.gcn.hidden as usize;
-    let file_of_node: Vec<u32> = icfg.graph.node_weights().map(|n| n.file).collect();
-    let total_files = icfg.files.len();
-    let rows = embed_with_progress(model, &icfg, enc, &mut |done, total| {
-        let files_done = if done >= total { total_files } else { file_of_node.get(done).map_or(total_files, |&f| f as usize) };
-        progress("embed", files_done, total_files);
-    })?;
     let width = hidden + crate::model::embed::IN_DIM;
+    let total_files = icfg.files.len();
+    let csr = Csr::within_files(&icfg);
+    let dim = opts.features.dim(hidden);
+    let mut ids = Vec::new();
+    let mut search_rows = Vec::new();
+    let all: Vec<u32> = (0..icfg.graph.node_count() as u32).collect();
+    for batch in all.chunks(EMBED_BATCH) {
+        let rows = crate::model::embed::embed_nodes(model, &icfg, &csr, enc, batch, &mut |_, _| {})?;
+        for (i, &n) in batch.iter().enumerate() {
+            if vectors::searchable(icfg.graph[petgraph::graph::NodeIndex::new(n as usize)].kind) {
+                ids.push(n as u64);
+                opts.features.search_vector(&rows[i * width..(i + 1) * width], hidden, &mut search_rows);
+            }
+        }
+        let last = batch.last().map_or(0, |&n| icfg.graph[petgraph::graph::NodeIndex::new(n as usize)].file as usize + 1);
+        progress("embed", if batch.last() == all.last() { total_files } else { last.min(total_files) }, total_files);
+    }
+    drop(csr);
     progress("shapes", 0, 0);
     let ops = |n: petgraph::graph::NodeIndex| crate::model::embed::op_counts(&icfg.graph[n]);
     let shapes: Vec<crate::shape::Shape> =
@@ -334,16 +353,6 @@ fn full(
     });
     let lexical_bytes = lexical::encode(&docs);
     drop(docs);
-    let dim = opts.features.dim(hidden);
-    let mut ids = Vec::new();
-    let mut search_rows = Vec::new();
-    for n in icfg.graph.node_indices() {
-        if vectors::searchable(icfg.graph[n].kind) {
-            ids.push(n.index() as u64);
-            opts.features.search_vector(&rows[n.index() * width..(n.index() + 1) * width], hidden, &mut search_rows);
-        }
-    }
-    drop(rows);
     // Function texts for natural-language search.
     progress("functions", 0, icfg.functions.len());
     let ftexts: Vec<String> = (0..icfg.functions.len() as u32)

@@ -39,7 +39,7 @@ pub use function_text::{doc_prose, function_comment, function_text};
 use crate::corpus::{self, WalkOptions};
 use crate::features::{Encoder, FeatureError, TextEncoders, TextModel};
 use crate::graph::{Icfg, Lang};
-use crate::model::embed::{embed_with_progress, FEATURE_SCHEMA};
+use crate::model::embed::FEATURE_SCHEMA;
 use crate::model::{Model, ModelError};
 use faiss::index::IndexImpl;
 use graph::Csr;

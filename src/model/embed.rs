@@ -136,49 +136,32 @@ pub fn embed_nodes(
 ) -> Result<Vec<f32>, FeatureError> {
     let h = model.gcn.hidden as usize;
     let width = h + IN_DIM;
-    let n_all = csr.node_count().max(icfg.graph.node_count());
     // The first layer is needed on the targets and their neighbours; its input on those
-    // and theirs.
+    // and theirs. Sorted lists, looked up by binary search: nothing here grows with the
+    // whole graph, so the nodes of a large corpus can be embedded a batch at a time.
     let grow = |set: &[u32]| -> Vec<u32> {
-        let mut seen = vec![false; n_all];
-        let mut out = Vec::with_capacity(set.len());
-        for &n in set {
-            for &m in std::iter::once(&n).chain(csr.neighbors(n)) {
-                if !std::mem::replace(&mut seen[m as usize], true) {
-                    out.push(m);
-                }
-            }
-        }
+        let mut out: Vec<u32> = set.iter().flat_map(|&n| std::iter::once(n).chain(csr.neighbors(n).iter().copied())).collect();
         out.sort_unstable();
+        out.dedup();
         out
     };
-    let mut sorted_targets = targets.to_vec();
-    sorted_targets.sort_unstable();
-    let layer1 = grow(&sorted_targets);
+    let layer1 = grow(targets);
     let layer0 = grow(&layer1);
-    let position = |list: &[u32]| {
-        let mut pos = vec![u32::MAX; n_all];
-        for (i, &n) in list.iter().enumerate() {
-            pos[n as usize] = i as u32;
-        }
-        pos
-    };
-    let pos0 = position(&layer0);
-    let pos1 = position(&layer1);
+    let at = |list: &[u32], n: u32| list.binary_search(&n).expect("a grown layer holds every neighbour");
     let inv_sqrt_degree = |n: u32| 1.0 / ((csr.neighbors(n).len() + 1) as f32).sqrt();
-    // Â M for the nodes `rows`, where M holds the rows of the nodes `pos` numbers.
-    let propagate = |rows: &[u32], m: &[f32], pos: &[u32]| -> Vec<f32> {
+    // Â M for the nodes `rows`, where M holds the rows of the nodes of `list`.
+    let propagate = |rows: &[u32], m: &[f32], list: &[u32]| -> Vec<f32> {
         let mut out = vec![0f32; rows.len() * h];
         out.par_chunks_mut(h).zip(rows.par_iter()).for_each(|(o, &i)| {
             let di = inv_sqrt_degree(i);
-            let own = pos[i as usize] as usize;
+            let own = at(list, i);
             for (o, v) in o.iter_mut().zip(&m[own * h..(own + 1) * h]) {
                 *o = di * v;
             }
             for &j in csr.neighbors(i) {
                 let dj = inv_sqrt_degree(j);
-                let at = pos[j as usize] as usize;
-                for (o, v) in o.iter_mut().zip(&m[at * h..(at + 1) * h]) {
+                let k = at(list, j);
+                for (o, v) in o.iter_mut().zip(&m[k * h..(k + 1) * h]) {
                     *o += dj * v;
                 }
             }
@@ -198,7 +181,7 @@ pub fn embed_nodes(
         p[at * h..(at + chunk.len()) * h].copy_from_slice(&xw);
         progress((at + chunk.len()) * targets.len() / layer0.len().max(1), targets.len());
     }
-    let mut hidden = propagate(&layer1, &p, &pos0);
+    let mut hidden = propagate(&layer1, &p, &layer0);
     drop(p);
     hidden.iter_mut().for_each(|v| *v = v.max(0.0));
     let mut q = vec![0f32; layer1.len() * h];
@@ -209,13 +192,13 @@ pub fn embed_nodes(
         q[c * CHUNK * h..c * CHUNK * h + hw.len()].copy_from_slice(&hw);
     }
     drop(hidden);
-    let z = propagate(targets, &q, &pos1);
+    let z = propagate(targets, &q, &layer1);
     drop(q);
     let mut out = vec![0f32; targets.len() * width];
     out.par_chunks_mut(width).zip(targets.par_iter()).enumerate().for_each(|(i, (row, &n))| {
         row[..h].copy_from_slice(&z[i * h..(i + 1) * h]);
-        let at = pos0[n as usize] as usize;
-        row[h..].copy_from_slice(&x0[at * IN_DIM..(at + 1) * IN_DIM]);
+        let k = at(&layer0, n);
+        row[h..].copy_from_slice(&x0[k * IN_DIM..(k + 1) * IN_DIM]);
     });
     progress(targets.len(), targets.len());
     Ok(out)
