@@ -327,7 +327,14 @@ fn full(
     let total_files = icfg.files.len();
     let csr = Csr::within_files(&icfg);
     let dim = opts.features.dim(hidden);
-    let mut ids = Vec::new();
+    // `Flat` named by the user means exact search: full vectors, compared one by one.
+    let exact = opts.factory.as_deref() == Some("Flat");
+    let searchable = icfg.graph.node_weights().filter(|n| vectors::searchable(n.kind)).count();
+    let projected = inp.global.map_or(vectors::projects(searchable) && !exact, |g| g.projection.is_some());
+    // Projected rows are read twice (a sample to fit the projection, then all of them to
+    // project): they wait on disk, a seventh of them comes back.
+    let mut spill = if projected { Some(super::spill::Spill::new(inp.dir, dim, super::project::sample_step(searchable))?) } else { None };
+    let mut ids = Vec::with_capacity(searchable);
     let mut search_rows = Vec::new();
     let all: Vec<u32> = (0..icfg.graph.node_count() as u32).collect();
     for batch in all.chunks(EMBED_BATCH) {
@@ -337,6 +344,10 @@ fn full(
                 ids.push(n as u64);
                 opts.features.search_vector(&rows[i * width..(i + 1) * width], hidden, &mut search_rows);
             }
+        }
+        if let Some(s) = spill.as_mut() {
+            s.push(&search_rows)?;
+            search_rows.clear();
         }
         let last = batch.last().map_or(0, |&n| icfg.graph[petgraph::graph::NodeIndex::new(n as usize)].file as usize + 1);
         progress("embed", if batch.last() == all.last() { total_files } else { last.min(total_files) }, total_files);
@@ -382,26 +393,37 @@ fn full(
         .collect();
     let function_ids: Vec<u64> = (0..ftexts.len() as u64).collect();
     let gen = commit(inp.dir, inp.model_dir, progress, |tmp| {
-        // `Flat` named by the user means exact search: full vectors, compared one by one.
-        let exact = opts.factory.as_deref() == Some("Flat");
-        let nodes_index = if let Some(g) = inp.global {
-            // A shard: the corpus's projection and trained quantizers, this shard's vectors.
-            let mut ix = g.node_index()?;
-            match &g.projection {
-                Some(p) => {
-                    p.write(&tmp.join("nodes.pca"))?;
-                    vectors::add(&mut ix, &p.apply(&search_rows)?, &ids)?;
-                }
-                None => vectors::add(&mut ix, &search_rows, &ids)?,
-            }
-            ix
-        } else if vectors::projects(ids.len()) && !exact {
-            let p = Projection::fit(&search_rows, dim, vectors::PCA_DIM)?;
-            p.write(&tmp.join("nodes.pca"))?;
-            vectors::build_with_ids(&node_factory, p.d_out, &p.apply(&search_rows)?, &ids)?
-        } else {
-            vectors::build_with_ids(&node_factory, dim, &search_rows, &ids)?
+        // The projection (the corpus's, or fitted on the spill's sample as `Projection::fit`
+        // samples), applied block by block as it applies to the whole.
+        let project = |spill: &mut super::spill::Spill, p: &Projection| -> Result<Vec<f32>, IndexError> {
+            let mut out = Vec::with_capacity(spill.rows() * p.d_out);
+            spill.blocks(Projection::BLOCK, &mut |b| {
+                out.extend(p.apply(b)?);
+                Ok(())
+            })?;
+            Ok(out)
         };
+        let nodes_index = match (inp.global, spill.as_mut()) {
+            // A shard: the corpus's projection and trained quantizers, this shard's vectors.
+            (Some(g), spill) => {
+                let mut ix = g.node_index()?;
+                match (&g.projection, spill) {
+                    (Some(p), Some(spill)) => {
+                        p.write(&tmp.join("nodes.pca"))?;
+                        vectors::add(&mut ix, &project(spill, p)?, &ids)?;
+                    }
+                    _ => vectors::add(&mut ix, &search_rows, &ids)?,
+                }
+                ix
+            }
+            (None, Some(spill)) => {
+                let p = Projection::fit_sample(spill.sample(), dim, vectors::PCA_DIM)?;
+                p.write(&tmp.join("nodes.pca"))?;
+                vectors::build_with_ids(&node_factory, p.d_out, &project(spill, &p)?, &ids)?
+            }
+            (None, None) => vectors::build_with_ids(&node_factory, dim, &search_rows, &ids)?,
+        };
+        drop(spill);
         vectors::write(&nodes_index, &tmp.join("nodes.faiss"))?;
         drop(nodes_index);
         let f_index = match inp.global {

@@ -19,6 +19,7 @@ pub mod graph {
 pub mod global;
 pub mod lexical;
 pub mod project;
+mod spill;
 mod stamps;
 pub mod store;
 pub mod subset;

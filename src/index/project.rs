@@ -20,25 +20,39 @@ pub struct Projection {
     rows: Vec<f32>,
 }
 
+/// Every how many rows of `n` the projection's sample takes one: 50k rows pin down a
+/// 924-d covariance well; more only costs time.
+pub fn sample_step(n: usize) -> usize {
+    n.div_ceil(50_000).max(1)
+}
+
 impl Projection {
-    /// Fits on `data` (row-major, `d_in` wide) from at most 100,000 evenly spaced rows.
+    /// Fits on `data` (row-major, `d_in` wide) from at most 50,000 evenly spaced rows.
     pub fn fit(data: &[f32], d_in: usize, d_out: usize) -> Result<Projection, IndexError> {
         let n = data.len() / d_in.max(1);
         if d_in == 0 || d_out == 0 || d_out > d_in || n < 2 {
             return Err(IndexError::Faiss(format!("cannot project {n} vectors of width {d_in} to {d_out}")));
         }
-        // 50k rows pin down a 924-d covariance well; more only costs time.
-        let step = n.div_ceil(50_000).max(1);
+        let step = sample_step(n);
         let mut sample = Vec::with_capacity(n.div_ceil(step) * d_in);
         for i in (0..n).step_by(step) {
             sample.extend_from_slice(&data[i * d_in..(i + 1) * d_in]);
         }
-        let m = (sample.len() / d_in) as i64;
+        Projection::fit_sample(&sample, d_in, d_out)
+    }
+
+    /// [`Projection::fit`] from its sample alone: rows `0, s, 2s, …` of the data, `s` its
+    /// [`sample_step`].
+    pub fn fit_sample(sample: &[f32], d_in: usize, d_out: usize) -> Result<Projection, IndexError> {
+        let m = (sample.len() / d_in.max(1)) as i64;
+        if d_in == 0 || d_out == 0 || d_out > d_in || m < 2 {
+            return Err(IndexError::Faiss(format!("cannot project {m} vectors of width {d_in} to {d_out}")));
+        }
         let torch = |e: tch::TchError| IndexError::Faiss(format!("projection: {e}"));
         let (mean, rows) = tch::no_grad(|| -> Result<(Vec<f32>, Vec<f32>), tch::TchError> {
             // Centred and multiplied in f32 (in double the product takes about a third of
             // a whole index build), eigen-decomposed in double.
-            let x = Tensor::from_slice(&sample).view([m, d_in as i64]);
+            let x = Tensor::from_slice(sample).view([m, d_in as i64]);
             let mean = x.mean_dim(0, true, Kind::Float);
             let c = &x - &mean;
             let cov = c.transpose(0, 1).mm(&c).to_kind(Kind::Double) / (m - 1).max(1) as f64;
@@ -53,6 +67,10 @@ impl Projection {
         Ok(Projection { d_in, d_out, mean, rows })
     }
 
+    /// Rows projected by one matrix product in [`Projection::apply`]; data applied in blocks
+    /// of this many rows gives what it gives whole.
+    pub const BLOCK: usize = 65_536;
+
     /// Projects row-major `data` (`d_in` wide) to `d_out` wide rows.
     pub fn apply(&self, data: &[f32]) -> Result<Vec<f32>, IndexError> {
         let n = data.len() / self.d_in.max(1);
@@ -61,7 +79,7 @@ impl Projection {
         let mean = Tensor::from_slice(&self.mean).view([1, d_in]);
         let a = Tensor::from_slice(&self.rows).view([d_out, d_in]).transpose(0, 1);
         // One matrix product per block (a plain loop took a minute on 431k vectors).
-        for block in data[..n * self.d_in].chunks(65_536 * self.d_in) {
+        for block in data[..n * self.d_in].chunks(Self::BLOCK * self.d_in) {
             let rows = (block.len() / self.d_in) as i64;
             let y = tch::no_grad(|| (Tensor::from_slice(block).view([rows, d_in]) - &mean).mm(&a));
             out.extend(Vec::<f32>::try_from(&y.flatten(0, -1)).map_err(|e| IndexError::Faiss(format!("projection: {e}")))?);

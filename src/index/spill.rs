@@ -1,0 +1,118 @@
+//! Search rows of a full build on disk: written as the GCN makes them, with every
+//! `step`-th row kept in memory as the projection's sample, and read back in blocks once
+//! the projection is fitted. The rows of a large corpus (924 floats a node) are the largest
+//! thing a build would otherwise hold; their projection is a seventh of it.
+//!
+//! The file has no name while it is used (made beside the index, then unlinked), so a
+//! killed build leaves nothing behind.
+
+use super::{io, IndexError};
+use std::fs::File;
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+pub struct Spill {
+    out: BufWriter<File>,
+    /// Where the file was made, for error messages.
+    at: PathBuf,
+    width: usize,
+    rows: usize,
+    step: usize,
+    sample: Vec<f32>,
+}
+
+impl Spill {
+    /// A spill of rows `width` wide in the folder `dir`, keeping rows `0, step, 2·step, …`
+    /// as the sample.
+    pub fn new(dir: &Path, width: usize, step: usize) -> Result<Spill, IndexError> {
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
+        let at = dir.join(format!(".rows-{}.tmp", std::process::id()));
+        let file = File::options().read(true).write(true).create(true).truncate(true).open(&at).map_err(io(&at))?;
+        // Unnamed from here on: the space goes when the file is closed, however the run ends.
+        std::fs::remove_file(&at).map_err(io(&at))?;
+        Ok(Spill { out: BufWriter::with_capacity(1 << 20, file), at, width, rows: 0, step: step.max(1), sample: Vec::new() })
+    }
+
+    /// Appends row-major `rows`.
+    pub fn push(&mut self, rows: &[f32]) -> Result<(), IndexError> {
+        for row in rows.chunks_exact(self.width) {
+            if self.rows % self.step == 0 {
+                self.sample.extend_from_slice(row);
+            }
+            self.rows += 1;
+        }
+        let at = self.at.clone();
+        self.out.write_all(as_bytes(rows)).map_err(io(&at))
+    }
+
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    pub fn sample(&self) -> &[f32] {
+        &self.sample
+    }
+
+    /// Calls `f` on consecutive blocks of up to `block` rows, from the first row.
+    pub fn blocks(&mut self, block: usize, f: &mut dyn FnMut(&[f32]) -> Result<(), IndexError>) -> Result<(), IndexError> {
+        let at = self.at.clone();
+        self.out.flush().map_err(io(&at))?;
+        let file = self.out.get_mut();
+        file.seek(SeekFrom::Start(0)).map_err(io(&at))?;
+        let mut left = self.rows;
+        let mut rows: Vec<f32> = Vec::new();
+        while left > 0 {
+            let n = left.min(block.max(1));
+            rows.resize(n * self.width, 0.0);
+            // SAFETY: any bytes are a valid f32; the slice covers exactly the buffer.
+            let bytes = unsafe { std::slice::from_raw_parts_mut(rows.as_mut_ptr() as *mut u8, rows.len() * 4) };
+            file.read_exact(bytes).map_err(io(&at))?;
+            f(&rows)?;
+            left -= n;
+        }
+        Ok(())
+    }
+}
+
+/// The floats' own bytes: the file is read back by this process only, so in the machine's
+/// byte order, without a conversion.
+fn as_bytes(v: &[f32]) -> &[u8] {
+    // SAFETY: f32 has no padding; the slice covers exactly `v`.
+    unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(v)) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_come_back_in_blocks_with_every_step_th_sampled() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Spill::new(dir.path(), 3, 4).unwrap();
+        // Nothing named stays in the folder.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        let rows: Vec<f32> = (0..30).map(|i| i as f32 * 0.5).collect();
+        s.push(&rows[..12]).unwrap();
+        s.push(&rows[12..]).unwrap();
+        assert_eq!(s.rows(), 10);
+        assert_eq!(s.sample(), &[0.0, 0.5, 1.0, 6.0, 6.5, 7.0, 12.0, 12.5, 13.0]);
+        let mut sizes = Vec::new();
+        let mut back = Vec::new();
+        s.blocks(4, &mut |b| {
+            sizes.push(b.len() / 3);
+            back.extend_from_slice(b);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!((sizes, back), (vec![4, 4, 2], rows.clone()));
+    }
+
+    #[test]
+    fn an_unwritable_folder_is_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("plain");
+        std::fs::write(&file, "x").unwrap();
+        let err = Spill::new(&file.join("under"), 3, 1).err().expect("a file is no folder");
+        assert!(err.to_string().contains("plain"), "{err}");
+    }
+}
