@@ -6,8 +6,16 @@ pub const TESTS_LAST: &str = "tests: in tests, examples or benchmarks, so listed
 
 /// Tests, examples, demos and benchmarks: code that uses an algorithm more often than it
 /// implements it. A folder counts by any word of its name (`lib-tests`, `plugin.demo`).
+const DIRS: [&str; 13] = ["test", "tests", "testing", "unittest", "unittests", "example", "examples", "demo", "demos", "bench", "benchmark", "benchmarks", "samples"];
+
+/// Whether an indexed root is itself a folder of tests or examples: named exactly so
+/// (`examples/` indexed beside `src/`), not by a word of a longer name (`test-repo`).
+pub fn root_is_tests(root: &str) -> bool {
+    let name = root.trim_end_matches(['/', '\\']).rsplit(['/', '\\']).next().unwrap_or("");
+    DIRS.contains(&name.to_lowercase().as_str())
+}
+
 pub fn is_test_path(path: &str) -> bool {
-    const DIRS: [&str; 13] = ["test", "tests", "testing", "unittest", "unittests", "example", "examples", "demo", "demos", "bench", "benchmark", "benchmarks", "samples"];
     let parts: Vec<&str> = path.split(['/', '\\']).collect();
     let Some((file, dirs)) = parts.split_last() else { return false };
     let stem = file.split('.').next().unwrap_or("");
@@ -21,13 +29,15 @@ pub fn is_test_path(path: &str) -> bool {
 /// [`is_test_path`] of `path` below the longest of `roots` that holds it: the folders
 /// above an indexed root (`/home/me/benchmarks/zlib`) say nothing about its files.
 pub fn in_tests(path: &str, roots: &[String]) -> bool {
-    let below = roots
+    let root = roots
         .iter()
         .map(|r| r.trim_end_matches(['/', '\\']))
         .filter(|r| !r.is_empty() && path.len() > r.len() && path.starts_with(r) && path[r.len()..].starts_with(['/', '\\']))
-        .max_by_key(|r| r.len())
-        .map_or(path, |r| &path[r.len()..]);
-    is_test_path(below)
+        .max_by_key(|r| r.len());
+    match root {
+        Some(r) => root_is_tests(r) || is_test_path(&path[r.len()..]),
+        None => is_test_path(path),
+    }
 }
 
 #[cfg(test)]
@@ -43,6 +53,10 @@ mod tests {
         // Outside every root (a shard's or an old index's paths): the whole path decides.
         assert!(in_tests("/elsewhere/tests/x.c", &roots));
         assert!(in_tests("/home/me/tests/zlibx/deflate.c", &roots));
+        // A root that is itself a folder of examples, indexed beside the code.
+        let roots = vec!["/p/src".to_string(), "/p/examples".to_string(), "/tmp/test-repo".to_string()];
+        assert!(in_tests("/p/examples/bfs.c", &roots) && !in_tests("/p/src/bfs.c", &roots));
+        assert!(!in_tests("/tmp/test-repo/heap.c", &roots));
     }
 
     #[test]

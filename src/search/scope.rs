@@ -97,10 +97,13 @@ fn admits(scope: &Scope, m: &Gitignore, plain: bool, roots: &[PathBuf], path: &s
         return false;
     }
     let rel = relative(Path::new(path), roots);
-    // The path below the root decides: the root's own folders (`/tmp/test-repo`) say
-    // nothing about what the files are.
-    if scope.no_tests && is_test_path(&rel.to_string_lossy()) {
-        return false;
+    // The path below the root decides, and the root's own name when it is exactly a
+    // tests or examples folder; the folders above it (`/tmp/test-repo`) say nothing.
+    if scope.no_tests {
+        let root = roots.iter().filter(|r| Path::new(path).starts_with(r)).max_by_key(|r| r.as_os_str().len());
+        if is_test_path(&rel.to_string_lossy()) || root.is_some_and(|r| super::place::root_is_tests(&r.to_string_lossy())) {
+            return false;
+        }
     }
     if scope.paths.is_empty() {
         return true;
