@@ -41,8 +41,7 @@ impl Spill {
             }
             self.rows += 1;
         }
-        let at = self.at.clone();
-        self.out.write_all(as_bytes(rows)).map_err(io(&at))
+        self.out.write_all(as_bytes(rows)).map_err(io(&self.at))
     }
 
     pub fn rows(&self) -> usize {
