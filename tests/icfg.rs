@@ -170,3 +170,57 @@ fn symlinks_leaving_the_root_are_not_followed() {
     assert!(names.contains(&"in"));
     assert_eq!(c.skipped_by_reason().get("symlink_outside_root"), Some(&1));
 }
+
+#[test]
+fn python_resolves_self_imports_modules_and_constructors() {
+    let (_d, icfg) = corpus(&[
+        (
+            "pkg/heap.py",
+            "class Heap:\n    def __init__(self, items):\n        self.a = list(items)\n        self._sift(0)\n    def _sift(this, i):\n        return i\n\ndef heapify(xs):\n    return Heap(xs)\n",
+        ),
+        (
+            "pkg/graph.py",
+            "from pkg.heap import heapify\nimport pkg.heap as hp\n\ndef helper(x):\n    return x\n\ndef dijkstra(g, s):\n    def relax(u):\n        return helper(u)\n    h = heapify(g)\n    hp.heapify(g)\n    other.heapify(g)\n    return relax(s)\n",
+        ),
+    ]);
+    assert_eq!(targets(&icfg, "Heap.__init__", "_sift"), [["Heap._sift@heap.py"]]);
+    assert_eq!(targets(&icfg, "heapify", "Heap"), [["Heap.__init__@heap.py"]]);
+    assert_eq!(targets(&icfg, "dijkstra", "heapify"), [vec!["heapify@heap.py"], vec!["heapify@heap.py"], vec![]]);
+    assert_eq!(targets(&icfg, "dijkstra", "relax"), [["dijkstra.relax@graph.py"]]);
+    assert_eq!(targets(&icfg, "dijkstra.relax", "helper"), [["helper@graph.py"]]);
+}
+
+#[test]
+fn rust_resolves_self_paths_uses_and_modules() {
+    let (_d, icfg) = corpus(&[
+        (
+            "src/graph/mod.rs",
+            "pub struct Graph;\nimpl Graph {\n    pub fn new() -> Self { Graph }\n    pub fn bfs(&self) -> usize { self.visit(0) + Self::helper() }\n    fn visit(&self, u: usize) -> usize { u }\n    fn helper() -> usize { 1 }\n}\npub fn degree(g: &Graph) -> usize { g.visit(1) }\n",
+        ),
+        (
+            "src/main.rs",
+            "use crate::graph::degree;\nuse crate::graph::Graph;\nfn main() { let g = Graph::new(); degree(&g); graph::degree(&g); local(); }\nfn local() {}\n",
+        ),
+    ]);
+    assert_eq!(targets(&icfg, "Graph::bfs", "visit"), [["Graph::visit@mod.rs"]]);
+    assert_eq!(targets(&icfg, "Graph::bfs", "helper"), [["Graph::helper@mod.rs"]]);
+    // A method on a value of unknown type stays unresolved.
+    assert_eq!(targets(&icfg, "degree", "visit"), [Vec::<String>::new()]);
+    assert_eq!(targets(&icfg, "main", "new"), [["Graph::new@mod.rs"]]);
+    assert_eq!(targets(&icfg, "main", "degree"), [["degree@mod.rs"], ["degree@mod.rs"]]);
+    assert_eq!(targets(&icfg, "main", "local"), [["local@main.rs"]]);
+}
+
+#[test]
+fn go_resolves_receivers_packages_and_imports() {
+    let (_d, icfg) = corpus(&[
+        ("heap/heap.go", "package heap\n\ntype H struct{}\n\nfunc (h *H) Push(x int) { h.up(x) }\nfunc (h *H) up(i int) {}\nfunc New() *H { return nil }\n"),
+        ("heap/util.go", "package heap\n\nfunc Fix(h *H) { h.up(0); New() }\n"),
+        ("main.go", "package main\n\nimport hp \"example.com/x/heap\"\n\nfunc main() { h := hp.New(); h.Push(1); New() }\n"),
+    ]);
+    assert_eq!(targets(&icfg, "H.Push", "up"), [["H.up@heap.go"]]);
+    assert_eq!(targets(&icfg, "Fix", "New"), [["New@heap.go"]]);
+    assert_eq!(targets(&icfg, "Fix", "up"), [Vec::<String>::new()]);
+    assert_eq!(targets(&icfg, "main", "New"), [vec!["New@heap.go"], vec![]]);
+    assert_eq!(targets(&icfg, "main", "Push"), [Vec::<String>::new()]);
+}

@@ -62,6 +62,9 @@ pub enum LangArg {
     C,
     Cpp,
     Java,
+    Python,
+    Rust,
+    Go,
 }
 
 impl From<LangArg> for beryl::graph::Lang {
@@ -70,6 +73,9 @@ impl From<LangArg> for beryl::graph::Lang {
             LangArg::C => beryl::graph::Lang::C,
             LangArg::Cpp => beryl::graph::Lang::Cpp,
             LangArg::Java => beryl::graph::Lang::Java,
+            LangArg::Python => beryl::graph::Lang::Python,
+            LangArg::Rust => beryl::graph::Lang::Rust,
+            LangArg::Go => beryl::graph::Lang::Go,
         }
     }
 }

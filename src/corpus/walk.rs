@@ -41,12 +41,7 @@ impl Types {
         let bad = || WalkError::TypeAdd(spec.to_string());
         let (ext, lang) = spec.split_once(':').ok_or_else(bad)?;
         let ext = ext.trim().trim_start_matches('.').to_ascii_lowercase();
-        let lang = match lang.trim().to_ascii_lowercase().as_str() {
-            "c" => Lang::C,
-            "cpp" | "c++" => Lang::Cpp,
-            "java" => Lang::Java,
-            _ => return Err(bad()),
-        };
+        let lang = Lang::named(lang).ok_or_else(bad)?;
         if ext.is_empty() || ext.contains(['/', '\\', '*']) {
             return Err(bad());
         }

@@ -7,17 +7,18 @@
 //! | family     | C / C++ / Java                                   | p-code (besides the C forms)      |
 //! |------------|--------------------------------------------------|-----------------------------------|
 //! | add/sub    | binary and unary `+ -`, `+= -=`, `++ --`         | `−`, `±`, `Σ ∑` (a sum is repeated `+`) |
-//! | mul/div    | binary `* /`, `*= /=`                            | `· × ÷ ∗ ⋅`, `div`, `Π ∏`         |
-//! | indexing   | one per subscript: `a[i][j]` is 2                | `A[i]`, `A[i, j]` is 2 (a comma inside an index adds one) |
+//! | mul/div    | binary `* /`, `*= /=`, Python `// @` and their `=` forms | `· × ÷ ∗ ⋅`, `div`, `Π ∏`   |
+//! | indexing   | one per index: `a[i][j]` and Python `a[i, j]` are 2 | `A[i]`, `A[i, j]` is 2 (a comma inside an index adds one) |
 //! | modulo     | `% %=`                                           | `mod`                             |
-//! | bit        | `<< >> & \| ^ ~`, their `=` forms, Java `>>> >>>=`, C++ `bitand bitor xor compl *_eq` | `xor ⊕ shl shr`, `&` |
-//! | logical    | `&& \|\| !`, C++ `and or not`                    | `and or not ∧ ∨ ¬`                |
+//! | bit        | `<< >> & \| ^ ~`, their `=` forms, Java `>>> >>>=`, C++ `bitand bitor xor compl *_eq`, Go `&^ &^=` and unary `^` | `xor ⊕ shl shr`, `&` |
+//! | logical    | `&& \|\| !`, C++ and Python `and or not`         | `and or not ∧ ∨ ¬`                |
 //! | relational | `< <= > >= == !=`, C++ `<=> not_eq`              | `≤ ≥ ≠`, `=` in a test, `<>`      |
 //!
 //! Not counted: unary `*` (dereference) and unary `&` (address-of), `*`/`&`/`&&` in
 //! declarators (pointers, references), template brackets `<` `>`, array declarators and
 //! `new T[n]`, lambda captures, `->` and `.`, plain `=`, `?:`, casts, `sizeof`, Java
-//! `instanceof` (a type test with no counterpart in pseudocode). Types are never inferred,
+//! `instanceof` and Python `in`/`is` (tests with no operator counterpart in pseudocode),
+//! powers (`**`, as in p-code), Rust's and Go's unary `*` and `&`, Go's `<-`. Types are never inferred,
 //! so `a + b` on strings and `cout << x` count like arithmetic and shifts.
 //! In p-code, `←`, `:=` and `<-` assign; `=` assigns unless the text is a test; `^` and
 //! `**` are powers, `|x|` is an absolute value or size, floors, ceilings and `∞` are not
@@ -112,10 +113,10 @@ fn source_family(op: &str) -> Option<Family> {
     use Family::*;
     Some(match op {
         "+" | "-" | "++" | "--" | "+=" | "-=" => AddSub,
-        "*" | "/" | "*=" | "/=" => MulDiv,
+        "*" | "/" | "*=" | "/=" | "//" | "//=" | "@" | "@=" => MulDiv,
         "%" | "%=" => Modulo,
         "<<" | ">>" | ">>>" | "&" | "|" | "^" | "~" | "<<=" | ">>=" | ">>>=" | "&=" | "|=" | "^=" | "bitand"
-        | "bitor" | "xor" | "compl" | "and_eq" | "or_eq" | "xor_eq" => Bit,
+        | "bitor" | "xor" | "compl" | "and_eq" | "or_eq" | "xor_eq" | "&^" | "&^=" => Bit,
         "&&" | "||" | "!" | "and" | "or" | "not" => Logical,
         "<" | "<=" | ">" | ">=" | "==" | "!=" | "<=>" | "not_eq" => Relational,
         _ => return None,
@@ -138,7 +139,13 @@ fn count_range(n: TsNode, lo: usize, hi: usize, acc: &mut OpCounts) {
         }
         let inside = n.start_byte() >= lo;
         match n.kind() {
-            "binary_expression" | "unary_expression" | "update_expression" | "assignment_expression" if inside => {
+            // Operator expressions of all six grammars (Python's, Rust's compound and Go's
+            // increment and assignment statements included).
+            "binary_expression" | "update_expression" | "assignment_expression" | "binary_operator"
+            | "boolean_operator" | "not_operator" | "comparison_operator" | "augmented_assignment"
+            | "compound_assignment_expr" | "inc_statement" | "dec_statement" | "assignment_statement"
+                if inside =>
+            {
                 let mut c = n.walk();
                 for ch in n.children(&mut c) {
                     if !ch.is_named() && !ch.is_missing() {
@@ -148,7 +155,32 @@ fn count_range(n: TsNode, lo: usize, hi: usize, acc: &mut OpCounts) {
                     }
                 }
             }
-            "subscript_expression" | "array_access" if inside => acc.add(Family::Index),
+            "unary_expression" | "unary_operator" if inside => {
+                // Rust and Go write dereference and address-of as unary operators; C has
+                // its own node for them. A unary `^` is Go's bitwise complement.
+                let mut c = n.walk();
+                for ch in n.children(&mut c) {
+                    if !ch.is_named() && !ch.is_missing() {
+                        match ch.kind() {
+                            "*" | "&" | "<-" => {}
+                            "^" => acc.add(Family::Bit),
+                            k => {
+                                if let Some(f) = source_family(k) {
+                                    acc.add(f);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            "subscript_expression" | "array_access" | "index_expression" if inside => acc.add(Family::Index),
+            // Python: `a[i, j]` indexes twice.
+            "subscript" if inside => {
+                let k = n.children_by_field_name("subscript", &mut n.walk()).count().max(1);
+                for _ in 0..k {
+                    acc.add(Family::Index);
+                }
+            }
             _ => {}
         }
         stack.extend(n.children(&mut n.walk()));
@@ -168,6 +200,27 @@ fn wrappers(lang: Lang) -> &'static [(&'static str, &'static str)] {
             ("class W_ { void f_() {\n", "\n; } }"),
             ("class W_ { void f_() { for (", ") ; } }"),
             ("class W_ { void f_() { switch (0) {\n", "\n: ; } } }"),
+        ],
+        Lang::Python => &[
+            ("", "\n"),
+            ("if ", ":\n    pass\n"),
+            ("for ", ":\n    pass\n"),
+            ("", ":\n    pass\n"),
+            ("match x_:\n    ", ":\n        pass\n"),
+            ("try:\n    pass\n", ":\n    pass\n"),
+        ],
+        Lang::Rust => &[
+            ("fn f_() {\n", "\n}"),
+            ("fn f_() { if ", " {} }"),
+            ("fn f_() {\n", ";\n}"),
+            ("fn f_() { for ", " {} }"),
+            ("fn f_() { match 0 { ", " => {} } }"),
+        ],
+        Lang::Go => &[
+            ("package p_\nfunc f_() {\n", "\n}"),
+            ("package p_\nfunc f_() { if ", " {} }"),
+            ("package p_\nfunc f_() { for ", " {} }"),
+            ("package p_\nfunc f_() { switch {\n", ":\n} }"),
         ],
         _ => &[
             ("void f_(void) {\n", "\n}"),
@@ -192,6 +245,9 @@ fn with_parser<R>(lang: Lang, f: impl FnOnce(&mut Parser) -> R) -> Option<R> {
                 Lang::C => tree_sitter_c::LANGUAGE.into(),
                 Lang::Cpp => tree_sitter_cpp::LANGUAGE.into(),
                 Lang::Java => tree_sitter_java::LANGUAGE.into(),
+                Lang::Python => tree_sitter_python::LANGUAGE.into(),
+                Lang::Rust => tree_sitter_rust::LANGUAGE.into(),
+                Lang::Go => tree_sitter_go::LANGUAGE.into(),
                 Lang::Pcode => return None,
             };
             let mut p = Parser::new();
@@ -391,6 +447,20 @@ mod tests {
                 Tok::Word("x")
             ]
         );
+    }
+
+    #[test]
+    fn python_rust_and_go_operators_count_in_their_families() {
+        use Family::*;
+        let py = count_source(Lang::Python, "m = (lo + hi) // 2 if a[i, j] % 2 == 0 and not done else x ** 2");
+        assert_eq!(py, OpCounts::of(&[(AddSub, 1), (MulDiv, 1), (Index, 2), (Modulo, 1), (Relational, 1), (Logical, 2)]));
+        assert_eq!(count_source(Lang::Python, "i in range(n)"), OpCounts::default());
+        let rs = count_source(Lang::Rust, "sum += *a[i] * (b >> 1) & !mask");
+        assert_eq!(rs, OpCounts::of(&[(AddSub, 1), (MulDiv, 1), (Index, 1), (Bit, 2), (Logical, 1)]));
+        let go = count_source(Lang::Go, "x &^= ^y << 2 + *p");
+        assert_eq!(go, OpCounts::of(&[(Bit, 3), (AddSub, 1)]));
+        assert_eq!(count_source(Lang::Go, "i++"), OpCounts::of(&[(AddSub, 1)]));
+        assert_eq!(count_source(Lang::Go, "lo < hi"), OpCounts::of(&[(Relational, 1)]));
     }
 
     #[test]

@@ -32,7 +32,7 @@ pub struct FunctionMeta {
 impl FunctionMeta {
     /// `scope::name` with the language's separator.
     pub fn qualified(&self) -> String {
-        let sep = if self.lang == Lang::Java { "." } else { "::" };
+        let sep = self.lang.scope_sep();
         let mut s = self.scope.join(sep);
         if !s.is_empty() {
             s.push_str(sep);

@@ -9,6 +9,9 @@ pub enum Lang {
     Cpp,
     Java,
     Pcode,
+    Python,
+    Rust,
+    Go,
 }
 
 impl Lang {
@@ -18,6 +21,33 @@ impl Lang {
             Lang::Cpp => "cpp",
             Lang::Java => "java",
             Lang::Pcode => "pcode",
+            Lang::Python => "python",
+            Lang::Rust => "rust",
+            Lang::Go => "go",
+        }
+    }
+
+    /// A source language by the name `--lang` and `--type-add` take (`c++`, `py`, ...).
+    pub fn named(name: &str) -> Option<Lang> {
+        Some(match name.trim().to_ascii_lowercase().as_str() {
+            "c" => Lang::C,
+            "cpp" | "c++" | "cxx" => Lang::Cpp,
+            "java" => Lang::Java,
+            "python" | "py" => Lang::Python,
+            "rust" | "rs" => Lang::Rust,
+            "go" | "golang" => Lang::Go,
+            _ => return None,
+        })
+    }
+
+    /// The languages source files are read in, in the order `--lang` lists them.
+    pub const SOURCE: [Lang; 6] = [Lang::C, Lang::Cpp, Lang::Java, Lang::Python, Lang::Rust, Lang::Go];
+
+    /// The separator of a qualified name: `a::b` in C++ and Rust, `a.b` elsewhere.
+    pub fn scope_sep(self) -> &'static str {
+        match self {
+            Lang::Java | Lang::Python | Lang::Go => ".",
+            _ => "::",
         }
     }
 }

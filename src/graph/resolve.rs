@@ -6,6 +6,7 @@
 use super::node::{CallRef, Lang};
 use super::unit::{FileUnit, Function, SourceFile};
 use std::collections::HashMap;
+use std::path::Path;
 
 pub struct Resolver<'a> {
     functions: &'a [Function],
@@ -18,6 +19,9 @@ fn family(l: Lang) -> u8 {
         Lang::C | Lang::Cpp => 0,
         Lang::Java => 1,
         Lang::Pcode => 2,
+        Lang::Python => 3,
+        Lang::Rust => 4,
+        Lang::Go => 5,
     }
 }
 
@@ -49,7 +53,38 @@ impl<'a> Resolver<'a> {
         if name.is_empty() {
             return Vec::new();
         }
+        if lang == Lang::Python && !call.member && name.starts_with(|c: char| c.is_uppercase()) {
+            // `Cls(…)` constructs: it runs `Cls.__init__`.
+            let inits = self.candidates(caller, "__init__", call.argc);
+            let ctor = |f: &Function| f.meta.scope.last().map(String::as_str) == Some(name);
+            let hit = self.first_tier(
+                &inits,
+                &[&|f: &Function| ctor(f) && f.meta.file == caller.meta.file, &|f: &Function| {
+                    ctor(f) && python_imported(unit, name, self.path(f), &f.meta.scope[..f.meta.scope.len().saturating_sub(1)])
+                }],
+            );
+            if !hit.is_empty() {
+                return hit;
+            }
+        }
+        let cands = self.candidates(caller, name, call.argc);
+        if cands.is_empty() {
+            return Vec::new();
+        }
+        match lang {
+            Lang::Java => self.java(caller, unit, call, cands),
+            Lang::Python => self.python(caller, unit, call, cands),
+            Lang::Rust => self.rust(caller, unit, call, cands),
+            Lang::Go => self.go(caller, unit, call, cands),
+            _ => self.c_family(caller, call, cands),
+        }
+    }
+
+    /// Functions named `name` a call from `caller` with `argc` arguments may reach: same
+    /// language family and project, an arity that fits, visible from the caller's file.
+    fn candidates(&self, caller: &Function, name: &str, argc: u32) -> Vec<u32> {
         let Some(ids) = self.by_name.get(name) else { return Vec::new() };
+        let lang = caller.meta.lang;
         let project = self.files[caller.meta.file as usize].project;
         let cands: Vec<u32> = ids
             .iter()
@@ -58,18 +93,16 @@ impl<'a> Resolver<'a> {
                 let m = &self.f(i).meta;
                 family(m.lang) == family(lang)
                     && self.files[m.file as usize].project == project
-                    && m.accepts(call.argc)
+                    && m.accepts(argc)
                     && !m.name.starts_with("lambda$")
                     && (!m.file_local || m.file == caller.meta.file)
             })
             .collect();
-        if cands.is_empty() {
-            return Vec::new();
-        }
-        match lang {
-            Lang::Java => self.java(caller, unit, call, cands),
-            _ => self.c_family(caller, call, cands),
-        }
+        cands
+    }
+
+    fn path(&self, f: &Function) -> &'a Path {
+        &self.files[f.meta.file as usize].path
     }
 
     fn first_tier(&self, cands: &[u32], tiers: &[&dyn Fn(&Function) -> bool]) -> Vec<u32> {
@@ -162,6 +195,201 @@ impl<'a> Resolver<'a> {
             ],
         )
     }
+}
+
+impl<'a> Resolver<'a> {
+    /// Python: `self.m()` in the caller's class; `mod.f()` through an import; `Cls.m()`;
+    /// `f()` nested in the caller, at the top of its module, or imported from another.
+    fn python(&self, caller: &Function, unit: &FileUnit, call: &CallRef, cands: Vec<u32>) -> Vec<u32> {
+        let cs = &caller.meta.scope;
+        let file = caller.meta.file;
+        if call.member {
+            if call.qualifier == "self" || call.qualifier == "cls" {
+                // The class is the caller's scope (its nearest class, for nested functions).
+                return self.first_tier(
+                    &cands,
+                    &[&|f: &Function| f.meta.file == file && !f.meta.scope.is_empty() && cs.starts_with(&f.meta.scope)],
+                );
+            }
+            let q = &call.qualifier;
+            if q.starts_with(|c: char| c.is_uppercase()) && !q.contains('.') {
+                return self.first_tier(&cands, &[&|f: &Function| f.meta.scope.last() == Some(q) && f.meta.file == file, &|f: &Function| {
+                    f.meta.scope.last() == Some(q) && python_imported(unit, q, self.path(f), &f.meta.scope[..f.meta.scope.len() - 1])
+                }]);
+            }
+            // `alias.f()` where `alias` (or `a.b`) names an imported module.
+            let Some(module) = python_module_of(unit, q) else { return Vec::new() };
+            return self.first_tier(&cands, &[&|f: &Function| f.meta.scope.is_empty() && module_matches(&python_module(self.path(f)), &module)]);
+        }
+        if !call.qualifier.is_empty() {
+            return Vec::new();
+        }
+        let mut own = cs.clone();
+        own.push(caller.meta.name.clone());
+        self.first_tier(
+            &cands,
+            &[
+                &|f: &Function| f.meta.file == file && f.meta.scope == own,
+                &|f: &Function| f.meta.file == file && f.meta.scope.is_empty(),
+                &|f: &Function| f.meta.scope.is_empty() && python_imported(unit, &call.name, self.path(f), &[]),
+            ],
+        )
+    }
+
+    /// Rust: `self.m()` in the caller's type; `path::f()` and `Type::f()` by the module
+    /// path of files (`src/a/b.rs` is `a::b`) and inline modules; `f()` nested, in the
+    /// caller's module, `use`d, or (for glob imports) anywhere in the crate.
+    fn rust(&self, caller: &Function, unit: &FileUnit, call: &CallRef, cands: Vec<u32>) -> Vec<u32> {
+        let cs = &caller.meta.scope;
+        let file = caller.meta.file;
+        let full = |f: &Function| {
+            let mut p = rust_module(self.path(f));
+            p.extend(f.meta.scope.iter().cloned());
+            p
+        };
+        if call.member {
+            if call.qualifier != "self" {
+                return Vec::new();
+            }
+            let own = |f: &Function| !cs.is_empty() && &f.meta.scope == cs;
+            return self.first_tier(&cands, &[&|f: &Function| own(f) && f.meta.file == file, &own]);
+        }
+        if !call.qualifier.is_empty() {
+            let mut q: Vec<String> = call.qualifier.split("::").map(str::to_string).collect();
+            if q[0] == "Self" {
+                q = cs.last().cloned().into_iter().collect();
+            } else if let Some(path) = unit.imports.iter().find_map(|i| i.strip_prefix(&format!("{}=", q[0]))) {
+                let mut p: Vec<String> = path.split("::").map(str::to_string).collect();
+                p.extend(q.drain(1..));
+                q = p;
+            }
+            let q: Vec<String> = q.into_iter().filter(|s| !matches!(s.as_str(), "crate" | "self" | "super" | "")).collect();
+            if q.is_empty() {
+                return Vec::new();
+            }
+            let ends = |f: &Function| full(f).ends_with(&q);
+            return self.first_tier(&cands, &[&|f: &Function| ends(f) && f.meta.file == file, &ends]);
+        }
+        let mut nested = cs.clone();
+        nested.push(caller.meta.name.clone());
+        let is_method = |f: &Function| f.meta.scope.last().is_some_and(|s| s.starts_with(|c: char| c.is_uppercase()));
+        let used = |f: &Function| {
+            unit.imports.iter().any(|i| {
+                let Some((local, path)) = i.split_once('=') else { return false };
+                let path: Vec<String> = path.split("::").filter(|s| !matches!(*s, "crate" | "self" | "super" | "")).map(str::to_string).collect();
+                (local == call.name && !path.is_empty() && full(f).ends_with(&path[..path.len() - 1]) && path.last() == Some(&f.meta.name))
+                    || (local == "*" && full(f).ends_with(&path))
+            })
+        };
+        self.first_tier(
+            &cands,
+            &[
+                &|f: &Function| f.meta.file == file && f.meta.scope == nested,
+                &|f: &Function| f.meta.file == file && !is_method(f) && cs.starts_with(&f.meta.scope),
+                &|f: &Function| !is_method(f) && used(f),
+                &|f: &Function| !is_method(f) && unit.imports.iter().any(|i| i.starts_with("*=")),
+            ],
+        )
+    }
+
+    /// Go: `r.m()` on the receiver in the receiver's type; `pkg.F()` in the folder an
+    /// import names; `f()` in the caller's package (its folder).
+    fn go(&self, caller: &Function, unit: &FileUnit, call: &CallRef, cands: Vec<u32>) -> Vec<u32> {
+        let cs = &caller.meta.scope;
+        let file = caller.meta.file;
+        let dir = self.path(caller).parent();
+        let same_dir = |f: &Function| self.path(f).parent() == dir;
+        if call.member {
+            if call.qualifier == "self" {
+                let own = |f: &Function| !cs.is_empty() && &f.meta.scope == cs;
+                return self.first_tier(&cands, &[&|f: &Function| own(f) && f.meta.file == file, &|f: &Function| own(f) && same_dir(f)]);
+            }
+            let Some(path) = unit.imports.iter().find_map(|i| i.strip_prefix(&format!("{}=", call.qualifier))) else {
+                return Vec::new();
+            };
+            let last = path.rsplit('/').next().unwrap_or(path);
+            let in_pkg = |f: &Function| {
+                f.meta.scope.is_empty() && self.path(f).parent().and_then(Path::file_name).and_then(|d| d.to_str()) == Some(last)
+            };
+            return self.first_tier(&cands, &[&in_pkg]);
+        }
+        self.first_tier(
+            &cands,
+            &[&|f: &Function| f.meta.file == file && f.meta.scope.is_empty(), &|f: &Function| same_dir(f) && f.meta.scope.is_empty()],
+        )
+    }
+}
+
+/// The module path of a Python file: its folders and stem (`pkg/sub/mod.py` is
+/// `pkg.sub.mod`; a package's `__init__.py` is the package).
+fn python_module(path: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = path
+        .with_extension("")
+        .components()
+        .filter_map(|c| match c {
+            std::path::Component::Normal(s) => s.to_str().map(str::to_string),
+            _ => None,
+        })
+        .collect();
+    if parts.last().is_some_and(|p| p == "__init__") {
+        parts.pop();
+    }
+    parts
+}
+
+/// Whether a module path ends with the dotted `module` (leading dots of a relative import
+/// dropped).
+fn module_matches(path: &[String], module: &str) -> bool {
+    let want: Vec<&str> = module.trim_start_matches('.').split('.').filter(|s| !s.is_empty()).collect();
+    !want.is_empty() && path.len() >= want.len() && path[path.len() - want.len()..].iter().map(String::as_str).eq(want.iter().copied())
+}
+
+/// The module a qualifier names through the file's imports: `np` for `import numpy as np`,
+/// `a.b` for `import a.b`, `mod` for `from pkg import mod`.
+fn python_module_of(unit: &FileUnit, q: &str) -> Option<String> {
+    unit.imports.iter().find_map(|i| {
+        let (local, path) = i.split_once('=')?;
+        if local == q {
+            Some(path.to_string())
+        } else {
+            q.strip_prefix(&format!("{local}.")).map(|rest| format!("{path}.{rest}"))
+        }
+    })
+}
+
+/// Whether `name`, defined in the file at `path` under `scope`, is imported by the unit:
+/// `from m import name` (or `*`) where `m` is that file's module.
+fn python_imported(unit: &FileUnit, name: &str, path: &Path, scope: &[String]) -> bool {
+    if !scope.is_empty() {
+        return false;
+    }
+    let module = python_module(path);
+    unit.imports.iter().any(|i| {
+        let Some((local, full)) = i.split_once('=') else { return false };
+        if local == "*" {
+            return module_matches(&module, full);
+        }
+        local == name && full.rsplit_once('.').is_some_and(|(m, n)| n == name && module_matches(&module, m))
+    })
+}
+
+/// The module path of a Rust file: its folders below `src` and its stem, with `lib.rs`,
+/// `main.rs` and `mod.rs` standing for their folder.
+fn rust_module(path: &Path) -> Vec<String> {
+    let parts: Vec<String> = path
+        .with_extension("")
+        .components()
+        .filter_map(|c| match c {
+            std::path::Component::Normal(s) => s.to_str().map(str::to_string),
+            _ => None,
+        })
+        .collect();
+    let start = parts.iter().rposition(|p| p == "src").map_or(0, |i| i + 1);
+    let mut out = parts[start..].to_vec();
+    if out.last().is_some_and(|p| matches!(p.as_str(), "lib" | "main" | "mod")) {
+        out.pop();
+    }
+    out
 }
 
 /// `Outer.Inner` for a Java method whose scope is `package… Outer Inner`.

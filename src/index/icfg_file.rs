@@ -12,7 +12,8 @@ use petgraph::graph::NodeIndex;
 use petgraph::visit::EdgeRef;
 
 const MAGIC: &[u8; 8] = b"BRYICF01";
-const LANGS: [Lang; 4] = [Lang::C, Lang::Cpp, Lang::Java, Lang::Pcode];
+/// A language's code in the file is its place here: new languages are appended.
+const LANGS: [Lang; 7] = [Lang::C, Lang::Cpp, Lang::Java, Lang::Pcode, Lang::Python, Lang::Rust, Lang::Go];
 
 struct W(Vec<u8>);
 

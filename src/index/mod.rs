@@ -587,11 +587,6 @@ impl Index {
     }
 
     pub fn lang_of_file(&self, file: u32) -> Option<Lang> {
-        match self.store.file(file).ok()?.lang.as_str() {
-            "c" => Some(Lang::C),
-            "cpp" => Some(Lang::Cpp),
-            "java" => Some(Lang::Java),
-            _ => None,
-        }
+        Lang::named(&self.store.file(file).ok()?.lang)
     }
 }

@@ -18,6 +18,10 @@ use crate::graph::{normalize_ws, CallRef, EdgeKind, FnCfg, Lang, LocalId, Node, 
 use std::collections::HashMap;
 use tree_sitter::Node as TsNode;
 
+mod go;
+mod python;
+mod rust;
+
 type Frontier = Vec<(LocalId, EdgeKind)>;
 
 struct Target {
@@ -52,6 +56,10 @@ pub struct Builder<'a> {
     depth: usize,
     /// Set when a statement lay deeper than [`MAX_STATEMENT_NESTING`]; the CFG is then refused.
     too_deep: bool,
+    /// The parameter naming the method's own object (Python, Go), written `self` in calls.
+    receiver: Option<String>,
+    /// Rust: the next block's value is the function's result (its tail expression returns).
+    tail: bool,
 }
 
 impl<'a> Builder<'a> {
@@ -70,13 +78,21 @@ impl<'a> Builder<'a> {
             nest: Vec::new(),
             depth: 0,
             too_deep: false,
+            receiver: None,
+            tail: false,
         }
+    }
+
+    pub fn receiver(mut self, receiver: Option<String>) -> Self {
+        self.receiver = receiver.filter(|r| !r.is_empty() && r != "_");
+        self
     }
 
     /// Builds the CFG of `body` (a block, or an expression for expression lambdas); refused
     /// when its statements nest deeper than [`MAX_STATEMENT_NESTING`].
     pub fn build(mut self, body: TsNode<'a>) -> Result<FnCfg, ParseError> {
         let start: Frontier = vec![(crate::graph::ENTRY, EdgeKind::Seq)];
+        self.tail = self.lang == Lang::Rust;
         let end = if is_block(body.kind()) {
             self.stmt(body, start)
         } else {
@@ -101,7 +117,12 @@ impl<'a> Builder<'a> {
         n.utf8_text(self.src).unwrap_or("")
     }
 
-    fn push(&mut self, kind: NodeKind, bytes: (u32, u32), lines: (u32, u32), text: String, calls: Vec<CallRef>) -> LocalId {
+    fn push(&mut self, kind: NodeKind, bytes: (u32, u32), lines: (u32, u32), text: String, mut calls: Vec<CallRef>) -> LocalId {
+        if let Some(r) = &self.receiver {
+            for c in calls.iter_mut().filter(|c| c.member && &c.qualifier == r) {
+                c.qualifier = "self".to_string();
+            }
+        }
         self.cfg.add(Node {
             kind,
             lang: self.lang,
@@ -175,6 +196,12 @@ impl<'a> Builder<'a> {
     }
 
     fn stmt_kind(&mut self, n: TsNode<'a>, fr: Frontier) -> Frontier {
+        match self.lang {
+            Lang::Python => return self.py_stmt(n, fr),
+            Lang::Rust => return self.rs_stmt(n, fr),
+            Lang::Go => return self.go_stmt(n, fr),
+            _ => {}
+        }
         let kind = n.kind();
         let label = if matches!(
             kind,
@@ -238,19 +265,7 @@ impl<'a> Builder<'a> {
             }
             "labeled_statement" => self.labeled(n, fr),
             "try_statement" | "try_with_resources_statement" => self.try_stmt(n, fr),
-            "throw_statement" => {
-                let t = self.node(NodeKind::Throw, n, n);
-                self.connect(&fr, t);
-                match self.tries.last() {
-                    Some(ctx) if !ctx.handlers.is_empty() => {
-                        for h in ctx.handlers.clone() {
-                            self.cfg.edge(t, h, EdgeKind::Exception);
-                        }
-                    }
-                    _ => self.cfg.edge(t, EXIT, EdgeKind::Jump),
-                }
-                Vec::new()
-            }
+            "throw_statement" => self.throw(n, fr),
             "synchronized_statement" => {
                 let lock = n.named_children(&mut n.walk()).find(|k| k.kind() == "parenthesized_expression");
                 let end = lock.map(|l| l.end_byte()).unwrap_or(n.start_byte() + "synchronized".len());
@@ -278,6 +293,21 @@ impl<'a> Builder<'a> {
             _ if n.is_named() && !n.is_extra() => self.simple(NodeKind::Statement, n, fr),
             _ => fr,
         }
+    }
+
+    /// A throw (raise, panic): to the handlers of the innermost try, else out of the function.
+    fn throw(&mut self, n: TsNode, fr: Frontier) -> Frontier {
+        let t = self.node(NodeKind::Throw, n, n);
+        self.connect(&fr, t);
+        match self.tries.last() {
+            Some(ctx) if !ctx.handlers.is_empty() => {
+                for h in ctx.handlers.clone() {
+                    self.cfg.edge(t, h, EdgeKind::Exception);
+                }
+            }
+            _ => self.cfg.edge(t, EXIT, EdgeKind::Jump),
+        }
+        Vec::new()
     }
 
     fn simple(&mut self, kind: NodeKind, n: TsNode, fr: Frontier) -> Frontier {
@@ -372,7 +402,13 @@ impl<'a> Builder<'a> {
         Self::loop_exits(Some(h), breaks)
     }
 
-    fn for_stmt(&mut self, n: TsNode<'a>, label: Option<String>, mut fr: Frontier) -> Frontier {
+    fn for_stmt(&mut self, n: TsNode<'a>, label: Option<String>, fr: Frontier) -> Frontier {
+        self.for_parts(n, n.child_by_field_name("body"), label, fr)
+    }
+
+    /// A three-part `for`: `n` holds the initializer, condition and update fields (the
+    /// statement itself, or Go's `for_clause`).
+    fn for_parts(&mut self, n: TsNode<'a>, body: Option<TsNode<'a>>, label: Option<String>, mut fr: Frontier) -> Frontier {
         // C: initializer is a field; C++/Java may name it `initializer` or `init`, possibly several.
         let mut cur = n.walk();
         let inits: Vec<_> = n
@@ -409,7 +445,7 @@ impl<'a> Builder<'a> {
             Some(self.push(NodeKind::Statement, (b0.0, b1.1), (l0.0, l1.1), text, calls_v))
         };
         let cont = upd.unwrap_or(h);
-        let (end, breaks) = self.loop_body(n.child_by_field_name("body"), cont, label, vec![(h, EdgeKind::True)]);
+        let (end, breaks) = self.loop_body(body, cont, label, vec![(h, EdgeKind::True)]);
         self.nest.pop();
         match upd {
             Some(u) => {
@@ -522,13 +558,42 @@ impl<'a> Builder<'a> {
         self.push(kind, (whole.start_byte() as u32, end as u32), (whole.start_position().row as u32 + 1, line_end), text, cs)
     }
 
+    /// The head of a for-each (`x in xs`, Rust `x in xs`, a comprehension's `for`): the text
+    /// from the pattern to the iterated value, and the calls of `calls_in`.
+    fn iter_head(&mut self, left: TsNode, right: TsNode, calls_in: Option<TsNode>) -> LocalId {
+        let (b0, l0) = span(left);
+        let (b1, l1) = span(right);
+        let end = b1.1.max(b0.0);
+        let raw = std::str::from_utf8(&self.src[b0.0 as usize..end as usize]).unwrap_or("");
+        let mut cs = Vec::new();
+        if let Some(c) = calls_in {
+            calls::collect(self.lang, c, self.src, &mut cs);
+        }
+        self.push(NodeKind::LoopHead, (b0.0, end), (l0.0, l1.1.max(l0.0)), normalize_ws(raw), cs)
+    }
+
+    /// A clause's head (`except E as e:`, `case x if y:`, Go's `case a, b:`): from the start
+    /// of `whole` to byte `end`, without the trailing `:`; its calls are those of `calls_in`.
+    fn clause_head(&mut self, kind: NodeKind, whole: TsNode, end: usize, calls_in: Option<TsNode>) -> LocalId {
+        let start = whole.start_byte();
+        let raw = std::str::from_utf8(&self.src[start..end.max(start).min(self.src.len())]).unwrap_or("");
+        let trimmed = raw.trim_end().trim_end_matches(':').trim_end();
+        let mut cs = Vec::new();
+        if let Some(c) = calls_in {
+            calls::collect(self.lang, c, self.src, &mut cs);
+        }
+        let line = whole.start_position().row as u32 + 1;
+        let line_end = line + trimmed.bytes().filter(|&b| b == b'\n').count() as u32;
+        self.push(kind, (start as u32, (start + trimmed.len()) as u32), (line, line_end), normalize_ws(trimmed), cs)
+    }
+
     fn jump_stmt(&mut self, n: TsNode, fr: Frontier, is_break: bool) -> Frontier {
         let kind = if is_break { NodeKind::Break } else { NodeKind::Continue };
         let j = self.node(kind, n, n);
         self.connect(&fr, j);
         let label = n
             .named_child(0)
-            .filter(|c| matches!(c.kind(), "identifier" | "statement_identifier"))
+            .filter(|c| matches!(c.kind(), "identifier" | "statement_identifier" | "label" | "label_name"))
             .map(|c| self.text(c).to_string());
         let idx = self.targets.iter().rposition(|t| {
             let named = label.as_deref().is_none_or(|l| t.label.as_deref() == Some(l));
@@ -570,7 +635,7 @@ impl<'a> Builder<'a> {
         self.connect(&fr, l);
         self.labels.insert(name.clone(), l);
         let inner: Vec<_> = Self::children(n).into_iter().filter(|c| Some(*c) != label_node).collect();
-        if self.lang == Lang::Java {
+        if matches!(self.lang, Lang::Java | Lang::Go) {
             self.pending_label = Some(name);
         }
         let out = self.stmts(inner, vec![(l, EdgeKind::Seq)]);

@@ -15,6 +15,13 @@ pub fn is_nested_scope(kind: &str) -> bool {
             | "interface_declaration"
             | "enum_declaration"
             | "record_declaration"
+            | "lambda"
+            | "class_definition"
+            | "closure_expression"
+            | "function_item"
+            | "impl_item"
+            | "mod_item"
+            | "func_literal"
     )
 }
 
@@ -130,6 +137,59 @@ fn call_of(lang: Lang, n: TsNode, src: &[u8]) -> Option<CallRef> {
                 qualifier: String::new(),
                 argc: argc(n.child_by_field_name("arguments")),
                 member: false,
+            })
+        }
+        (Lang::Python, "call") => {
+            let f = n.child_by_field_name("function")?;
+            let args = n.child_by_field_name("arguments");
+            // `f(x for x in xs)`: one generator argument.
+            let argc = match args {
+                Some(a) if a.kind() == "generator_expression" => 1,
+                a => argc(a),
+            };
+            Some(match f.kind() {
+                "attribute" => CallRef {
+                    name: f.child_by_field_name("attribute").map(|a| text(a, src)).unwrap_or("").to_string(),
+                    qualifier: f.child_by_field_name("object").map(|o| text(o, src).split_whitespace().collect()).unwrap_or_default(),
+                    argc,
+                    member: true,
+                },
+                "identifier" => CallRef { name: text(f, src).to_string(), qualifier: String::new(), argc, member: false },
+                _ => CallRef { name: String::new(), qualifier: String::new(), argc, member: false },
+            })
+        }
+        (Lang::Rust, "call_expression") => {
+            let argc = argc(n.child_by_field_name("arguments"));
+            let mut f = n.child_by_field_name("function")?;
+            if f.kind() == "generic_function" {
+                f = f.child_by_field_name("function")?;
+            }
+            Some(match f.kind() {
+                "field_expression" => CallRef {
+                    name: f.child_by_field_name("field").map(|a| text(a, src)).unwrap_or("").to_string(),
+                    qualifier: f.child_by_field_name("value").map(|o| strip_generics(text(o, src))).unwrap_or_default(),
+                    argc,
+                    member: true,
+                },
+                "identifier" | "scoped_identifier" => {
+                    let (q, name) = split_qualified(text(f, src), "::");
+                    CallRef { name, qualifier: q.trim_start_matches("::").to_string(), argc, member: false }
+                }
+                _ => CallRef { name: String::new(), qualifier: String::new(), argc, member: false },
+            })
+        }
+        (Lang::Go, "call_expression") => {
+            let f = n.child_by_field_name("function")?;
+            let argc = argc(n.child_by_field_name("arguments"));
+            Some(match f.kind() {
+                "selector_expression" => CallRef {
+                    name: f.child_by_field_name("field").map(|a| text(a, src)).unwrap_or("").to_string(),
+                    qualifier: f.child_by_field_name("operand").map(|o| text(o, src).split_whitespace().collect()).unwrap_or_default(),
+                    argc,
+                    member: true,
+                },
+                "identifier" => CallRef { name: text(f, src).to_string(), qualifier: String::new(), argc, member: false },
+                _ => CallRef { name: String::new(), qualifier: String::new(), argc, member: false },
             })
         }
         _ => None,

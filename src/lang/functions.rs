@@ -8,6 +8,10 @@ use super::ParseError;
 use crate::graph::{FileUnit, FnCfg, FunctionMeta, Lang};
 use tree_sitter::{Node as TsNode, Tree};
 
+mod go;
+mod python;
+mod rust;
+
 /// Work of the walk, on an explicit stack: syntax trees nest deeper than a thread's stack.
 enum Task<'a> {
     /// `in_class`, `anon_ns`: see [`Walker::visit`].
@@ -60,6 +64,12 @@ impl<'a> Walker<'a> {
     /// `in_class`: directly inside a class body (C++ `static` then means class-static).
     /// `anon_ns`: inside an anonymous C++ namespace (internal linkage).
     fn visit(&mut self, n: TsNode<'a>, scope: &mut Vec<String>, in_class: bool, anon_ns: bool) -> Result<(), ParseError> {
+        match self.lang {
+            Lang::Python => return self.visit_python(n, scope, in_class),
+            Lang::Rust => return self.visit_rust(n, scope),
+            Lang::Go => return self.visit_go(n, scope),
+            _ => {}
+        }
         match n.kind() {
             "package_declaration" if self.lang == Lang::Java => {
                 if let Some(id) = n.named_children(&mut n.walk()).find(|k| k.kind() != "annotation") {
@@ -133,8 +143,14 @@ impl<'a> Walker<'a> {
     /// Registers a function and builds its CFG; then queues its body for nested functions,
     /// inside its own name, with the walk's scope cut back to `outer` names after.
     fn emit(&mut self, meta: FunctionMeta, whole: TsNode<'a>, body: TsNode<'a>, outer: usize) -> Result<(), ParseError> {
+        self.emit_with_receiver(meta, whole, body, outer, None)
+    }
+
+    /// As [`Self::emit`]; `receiver` names the parameter that holds the method's own object
+    /// (Python `self`, a Go receiver): calls on it are written with the qualifier `self`.
+    fn emit_with_receiver(&mut self, meta: FunctionMeta, whole: TsNode<'a>, body: TsNode<'a>, outer: usize, receiver: Option<String>) -> Result<(), ParseError> {
         let id = self.out.len() as u32;
-        let cfg = Builder::new(self.lang, self.src, self.file, id, whole).build(body)?;
+        let cfg = Builder::new(self.lang, self.src, self.file, id, whole).receiver(receiver).build(body)?;
         let name = meta.name.clone();
         self.out.push((meta, cfg));
         // Lambdas and local classes inside the body are functions of their own.
@@ -211,6 +227,11 @@ impl<'a> Walker<'a> {
                 if params.is_some() { c_arity(params, self.src) } else { (Some(0), 0) }
             }
         };
+        self.emit_lambda(n, body, scope, (arity, min_arity))
+    }
+
+    /// A lambda or closure: a file-local function named `lambda$N` in the enclosing scope.
+    fn emit_lambda(&mut self, n: TsNode<'a>, body: TsNode<'a>, scope: &[String], (arity, min_arity): (Option<u32>, u32)) -> Result<(), ParseError> {
         let name = format!("lambda${}", self.lambdas);
         self.lambdas += 1;
         let meta = self.meta(name, scope, arity, min_arity, true, n);

@@ -1,4 +1,5 @@
-//! tree-sitter front ends: a C, C++ or Java file becomes one CFG per function.
+//! tree-sitter front ends: a C, C++, Java, Python, Rust or Go file becomes one CFG per
+//! function (methods, nested functions, lambdas and closures included).
 
 mod builder;
 mod calls;
@@ -23,7 +24,7 @@ pub const MAX_STATEMENT_NESTING: usize = 256;
 /// Why a file gives no CFGs.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum ParseError {
-    #[error("not a C, C++ or Java file name")]
+    #[error("not a C, C++, Java, Python, Rust or Go file name")]
     UnknownLanguage,
     #[error("tree-sitter returned no tree")]
     NoTree,
@@ -41,6 +42,9 @@ pub fn lang_of(path: &Path) -> Option<Lang> {
         // CUDA sources are C++ with launch syntax tree-sitter recovers from.
         "cc" | "cpp" | "cxx" | "c++" | "hpp" | "hh" | "hxx" | "h++" | "ipp" | "tcc" | "cu" | "cuh" => Some(Lang::Cpp),
         "java" => Some(Lang::Java),
+        "py" | "pyi" => Some(Lang::Python),
+        "rs" => Some(Lang::Rust),
+        "go" => Some(Lang::Go),
         _ => None,
     }
 }
@@ -50,6 +54,9 @@ fn ts_language(lang: Lang) -> tree_sitter::Language {
         Lang::C => tree_sitter_c::LANGUAGE.into(),
         Lang::Cpp => tree_sitter_cpp::LANGUAGE.into(),
         Lang::Java => tree_sitter_java::LANGUAGE.into(),
+        Lang::Python => tree_sitter_python::LANGUAGE.into(),
+        Lang::Rust => tree_sitter_rust::LANGUAGE.into(),
+        Lang::Go => tree_sitter_go::LANGUAGE.into(),
         Lang::Pcode => unreachable!("p-code has its own parser"),
     }
 }
@@ -200,7 +207,11 @@ mod tests {
         assert_eq!(lang_of(Path::new("a/b.c")), Some(Lang::C));
         assert_eq!(lang_of(Path::new("x.HPP")), Some(Lang::Cpp));
         assert_eq!(lang_of(Path::new("x.java")), Some(Lang::Java));
-        assert_eq!(lang_of(Path::new("x.py")), None);
+        assert_eq!(lang_of(Path::new("x.py")), Some(Lang::Python));
+        assert_eq!(lang_of(Path::new("x.pyi")), Some(Lang::Python));
+        assert_eq!(lang_of(Path::new("lib.rs")), Some(Lang::Rust));
+        assert_eq!(lang_of(Path::new("sort_test.go")), Some(Lang::Go));
+        assert_eq!(lang_of(Path::new("x.pyc")), None);
         assert_eq!(lang_of(Path::new("k.cu")), Some(Lang::Cpp));
         assert_eq!(lang_of(Path::new("Makefile")), None);
     }

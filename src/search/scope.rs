@@ -51,12 +51,7 @@ impl Scope {
 
 /// A language by the name `--lang` takes.
 pub fn lang_named(name: &str) -> Option<Lang> {
-    match name.to_ascii_lowercase().as_str() {
-        "c" => Some(Lang::C),
-        "cpp" | "c++" | "cxx" => Some(Lang::Cpp),
-        "java" => Some(Lang::Java),
-        _ => None,
-    }
+    Lang::named(name)
 }
 
 /// The globs as one matcher, anchored at the indexed root when written absolute or (with a
