@@ -12,6 +12,9 @@ pub struct Resolver<'a> {
     functions: &'a [Function],
     files: &'a [SourceFile],
     by_name: HashMap<&'a str, Vec<u32>>,
+    /// Per file, the module path its language gives it (Python and Rust; empty otherwise),
+    /// computed once: common names have thousands of candidates.
+    modules: Vec<Vec<String>>,
 }
 
 fn family(l: Lang) -> u8 {
@@ -31,7 +34,15 @@ impl<'a> Resolver<'a> {
         for (i, f) in functions.iter().enumerate().filter(|(_, f)| !f.removed) {
             by_name.entry(f.meta.name.as_str()).or_default().push(i as u32);
         }
-        Resolver { functions, files, by_name }
+        let modules = files
+            .iter()
+            .map(|f| match f.lang {
+                Lang::Python => python_module(&f.path),
+                Lang::Rust => rust_module(&f.path),
+                _ => Vec::new(),
+            })
+            .collect();
+        Resolver { functions, files, by_name, modules }
     }
 
     fn f(&self, id: u32) -> &'a Function {
@@ -60,7 +71,7 @@ impl<'a> Resolver<'a> {
             let hit = self.first_tier(
                 &inits,
                 &[&|f: &Function| ctor(f) && f.meta.file == caller.meta.file, &|f: &Function| {
-                    ctor(f) && python_imported(unit, name, self.path(f), &f.meta.scope[..f.meta.scope.len().saturating_sub(1)])
+                    ctor(f) && python_imported(unit, name, self.module(f), &f.meta.scope[..f.meta.scope.len().saturating_sub(1)])
                 }],
             );
             if !hit.is_empty() {
@@ -103,6 +114,17 @@ impl<'a> Resolver<'a> {
 
     fn path(&self, f: &Function) -> &'a Path {
         &self.files[f.meta.file as usize].path
+    }
+
+    fn module(&self, f: &Function) -> &[String] {
+        &self.modules[f.meta.file as usize]
+    }
+
+    /// Whether `f`'s full path (its file's module, then its scope) ends with `q`.
+    fn full_path_ends_with(&self, f: &Function, q: &[String]) -> bool {
+        let (module, scope) = (self.module(f), &f.meta.scope);
+        q.len() <= module.len() + scope.len()
+            && q.iter().rev().zip(scope.iter().rev().chain(module.iter().rev())).all(|(a, b)| a == b)
     }
 
     fn first_tier(&self, cands: &[u32], tiers: &[&dyn Fn(&Function) -> bool]) -> Vec<u32> {
@@ -214,12 +236,12 @@ impl<'a> Resolver<'a> {
             let q = &call.qualifier;
             if q.starts_with(|c: char| c.is_uppercase()) && !q.contains('.') {
                 return self.first_tier(&cands, &[&|f: &Function| f.meta.scope.last() == Some(q) && f.meta.file == file, &|f: &Function| {
-                    f.meta.scope.last() == Some(q) && python_imported(unit, q, self.path(f), &f.meta.scope[..f.meta.scope.len() - 1])
+                    f.meta.scope.last() == Some(q) && python_imported(unit, q, self.module(f), &f.meta.scope[..f.meta.scope.len() - 1])
                 }]);
             }
             // `alias.f()` where `alias` (or `a.b`) names an imported module.
             let Some(module) = python_module_of(unit, q) else { return Vec::new() };
-            return self.first_tier(&cands, &[&|f: &Function| f.meta.scope.is_empty() && module_matches(&python_module(self.path(f)), &module)]);
+            return self.first_tier(&cands, &[&|f: &Function| f.meta.scope.is_empty() && module_matches(self.module(f), &module)]);
         }
         if !call.qualifier.is_empty() {
             return Vec::new();
@@ -231,7 +253,7 @@ impl<'a> Resolver<'a> {
             &[
                 &|f: &Function| f.meta.file == file && f.meta.scope == own,
                 &|f: &Function| f.meta.file == file && f.meta.scope.is_empty(),
-                &|f: &Function| f.meta.scope.is_empty() && python_imported(unit, &call.name, self.path(f), &[]),
+                &|f: &Function| f.meta.scope.is_empty() && python_imported(unit, &call.name, self.module(f), &[]),
             ],
         )
     }
@@ -242,11 +264,6 @@ impl<'a> Resolver<'a> {
     fn rust(&self, caller: &Function, unit: &FileUnit, call: &CallRef, cands: Vec<u32>) -> Vec<u32> {
         let cs = &caller.meta.scope;
         let file = caller.meta.file;
-        let full = |f: &Function| {
-            let mut p = rust_module(self.path(f));
-            p.extend(f.meta.scope.iter().cloned());
-            p
-        };
         if call.member {
             if call.qualifier != "self" {
                 return Vec::new();
@@ -267,20 +284,26 @@ impl<'a> Resolver<'a> {
             if q.is_empty() {
                 return Vec::new();
             }
-            let ends = |f: &Function| full(f).ends_with(&q);
+            let ends = |f: &Function| self.full_path_ends_with(f, &q);
             return self.first_tier(&cands, &[&|f: &Function| ends(f) && f.meta.file == file, &ends]);
         }
         let mut nested = cs.clone();
         nested.push(caller.meta.name.clone());
         let is_method = |f: &Function| f.meta.scope.last().is_some_and(|s| s.starts_with(|c: char| c.is_uppercase()));
-        let used = |f: &Function| {
-            unit.imports.iter().any(|i| {
-                let Some((local, path)) = i.split_once('=') else { return false };
-                let path: Vec<String> = path.split("::").filter(|s| !matches!(*s, "crate" | "self" | "super" | "")).map(str::to_string).collect();
-                (local == call.name && !path.is_empty() && full(f).ends_with(&path[..path.len() - 1]) && path.last() == Some(&f.meta.name))
-                    || (local == "*" && full(f).ends_with(&path))
+        // `use a::b::f` names f's parent path; `use a::b::*` a parent path of anything.
+        let parents: Vec<Vec<String>> = unit
+            .imports
+            .iter()
+            .filter_map(|i| {
+                let (local, path) = i.split_once('=')?;
+                let mut p: Vec<String> = path.split("::").filter(|s| !matches!(*s, "crate" | "self" | "super" | "")).map(str::to_string).collect();
+                if local == "*" {
+                    return Some(p);
+                }
+                (local == call.name && p.pop().as_deref() == Some(call.name.as_str())).then_some(p)
             })
-        };
+            .collect();
+        let used = |f: &Function| parents.iter().any(|p| self.full_path_ends_with(f, p));
         self.first_tier(
             &cands,
             &[
@@ -357,19 +380,18 @@ fn python_module_of(unit: &FileUnit, q: &str) -> Option<String> {
     })
 }
 
-/// Whether `name`, defined in the file at `path` under `scope`, is imported by the unit:
+/// Whether `name`, defined in the module `module` under `scope`, is imported by the unit:
 /// `from m import name` (or `*`) where `m` is that file's module.
-fn python_imported(unit: &FileUnit, name: &str, path: &Path, scope: &[String]) -> bool {
+fn python_imported(unit: &FileUnit, name: &str, module: &[String], scope: &[String]) -> bool {
     if !scope.is_empty() {
         return false;
     }
-    let module = python_module(path);
     unit.imports.iter().any(|i| {
         let Some((local, full)) = i.split_once('=') else { return false };
         if local == "*" {
-            return module_matches(&module, full);
+            return module_matches(module, full);
         }
-        local == name && full.rsplit_once('.').is_some_and(|(m, n)| n == name && module_matches(&module, m))
+        local == name && full.rsplit_once('.').is_some_and(|(m, n)| n == name && module_matches(module, m))
     })
 }
 

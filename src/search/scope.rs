@@ -220,6 +220,8 @@ mod tests {
         let roots = vec![PathBuf::from("/tmp/test-repo")];
         assert!(admits(&s, &matcher(&[], &roots, None).unwrap(), false, &roots, "/tmp/test-repo/src/heap.c", "c"));
         assert_eq!(lang_named("C++"), Some(Lang::Cpp));
-        assert_eq!(lang_named("go"), None);
+        assert_eq!(lang_named("go"), Some(Lang::Go));
+        assert_eq!(lang_named("py"), Some(Lang::Python));
+        assert_eq!(lang_named("kotlin"), None);
     }
 }
