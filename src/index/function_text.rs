@@ -14,7 +14,9 @@ pub(super) fn leading_comment(before: &str) -> &str {
     }
     let mut begin = t.len();
     for line in t.lines().rev() {
-        if line.trim_start().starts_with("//") {
+        // Rust attributes (`#[inline]`) may stand between a doc comment and its item.
+        let l = line.trim_start();
+        if l.starts_with("//") || l.starts_with("#[") {
             begin -= line.len() + 1;
         } else {
             break;
@@ -32,7 +34,52 @@ pub fn function_comment<'a>(icfg: &Icfg, f: u32, src: &'a str) -> &'a str {
     } else {
         s.saturating_sub(2000)
     };
-    leading_comment(src.get(prev_end..s).unwrap_or(""))
+    let before = src.get(prev_end..s).unwrap_or("");
+    if m.lang == crate::graph::Lang::Python {
+        let e = (m.bytes.1 as usize).min(src.len()).max(s);
+        return python_docstring(src.get(s..e).unwrap_or("")).unwrap_or_else(|| hash_comment(before));
+    }
+    leading_comment(before)
+}
+
+/// The docstring of a Python `def` (decorators first, maybe): the string literal that
+/// is the first statement after the header's `:`, quotes included.
+fn python_docstring(def: &str) -> Option<&str> {
+    let b = def.as_bytes();
+    let (mut i, mut depth) = (0usize, 0i32);
+    // The header ends at the first `:` outside brackets and strings.
+    loop {
+        match *b.get(i)? {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth -= 1,
+            q @ (b'"' | b'\'') => i += def[i + 1..].find(q as char)? + 1,
+            b':' if depth == 0 => break,
+            _ => {}
+        }
+        i += 1;
+    }
+    let rest = &def[i + 1..];
+    let body = rest.trim_start();
+    let start = def.len() - body.len();
+    let body = body.trim_start_matches(['r', 'R', 'u', 'U']);
+    let quote = ["\"\"\"", "'''", "\"", "'"].into_iter().find(|q| body.starts_with(q))?;
+    let open = def.len() - body.len();
+    let close = def[open + quote.len()..].find(quote)? + open + 2 * quote.len();
+    def.get(start..close)
+}
+
+/// `#` comment lines right above a Python definition.
+fn hash_comment(before: &str) -> &str {
+    let t = before.trim_end();
+    let mut begin = t.len();
+    for line in t.lines().rev() {
+        if line.trim_start().starts_with('#') {
+            begin -= line.len() + 1;
+        } else {
+            break;
+        }
+    }
+    t.get(begin.min(t.len())..).unwrap_or("").trim_start()
 }
 
 /// The prose of a doc comment for the text encoder: no comment markers (`/**`, `*`,
@@ -43,7 +90,11 @@ pub fn function_comment<'a>(icfg: &Icfg, f: u32, src: &'a str) -> &'a str {
 pub fn doc_prose(comment: &str) -> String {
     let mut words: Vec<String> = Vec::new();
     'lines: for line in comment.lines() {
-        let l = line.trim().trim_start_matches("/**").trim_start_matches("/*!").trim_start_matches("/*").trim_start_matches("///").trim_start_matches("//!").trim_start_matches("//");
+        if line.trim_start().starts_with("#[") {
+            continue;
+        }
+        let l = line.trim().trim_start_matches("\"\"\"").trim_start_matches("'''").trim_start_matches('#').trim_end_matches("\"\"\"").trim_end_matches("'''");
+        let l = l.trim().trim_start_matches("/**").trim_start_matches("/*!").trim_start_matches("/*").trim_start_matches("///").trim_start_matches("//!").trim_start_matches("//");
         let l = l.trim_end_matches("*/").trim().trim_start_matches('*').trim();
         for w in l.split_whitespace() {
             if let Some(tag) = w.strip_prefix('@').or_else(|| w.strip_prefix('\\')) {
@@ -120,6 +171,19 @@ mod tests {
         assert_eq!(leading_comment("int x;\n/* sorts */\n"), "/* sorts */");
         assert_eq!(leading_comment("x;\n// one\n// two\n"), "// one\n// two");
         assert_eq!(leading_comment("int x;\n"), "");
+        assert_eq!(leading_comment("}\n/// Sorts.\n#[inline]\n"), "/// Sorts.\n#[inline]");
+        assert_eq!(doc_prose("/// Sorts.\n#[inline]"), "Sorts.");
+    }
+
+    #[test]
+    fn python_docstrings_and_hash_comments() {
+        let def = "@cache\ndef gcd(a: int, b=(1, 2)) -> int:\n    \"\"\"Greatest common\n    divisor.\"\"\"\n    return a\n";
+        assert_eq!(python_docstring(def), Some("\"\"\"Greatest common\n    divisor.\"\"\""));
+        assert_eq!(doc_prose(python_docstring(def).unwrap()), "Greatest common divisor.");
+        assert_eq!(python_docstring("def f(x):\n    return x\n"), None);
+        assert_eq!(python_docstring("def f(x): 'one line'\n"), Some("'one line'"));
+        assert_eq!(hash_comment("x = 1\n# Sorts in place.\n# Stable.\n"), "# Sorts in place.\n# Stable.");
+        assert_eq!(doc_prose("# Sorts in place.\n# Stable."), "Sorts in place. Stable.");
     }
 
     #[test]
