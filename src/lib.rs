@@ -1,4 +1,4 @@
-//! beryl: find where an algorithm is implemented in C, C++ and Java code bases.
+//! beryl: find where an algorithm is implemented in C, C++, Java, Python, Rust and Go code bases.
 //!
 //! The library holds the pipeline stages only, data flowing one way: [`corpus`] (files) →
 //! [`lang`] (per-function CFGs) → [`graph`] (ICFG) → [`features`] (node features) and

@@ -77,7 +77,7 @@ pub fn run(args: AnonymizeArgs) -> Result<()> {
         }
     }
     if files.is_empty() {
-        bail!("no C, C++ or Java files to anonymize");
+        bail!("no C, C++, Java, Python, Rust or Go files to anonymize");
     }
     if args.out.is_none() && files.len() > 1 {
         bail!("{} files found: give --out DIR to write them", files.len());

@@ -186,7 +186,7 @@ pub fn walk_lines(r: &index::BuildReport) -> String {
         if by.len() > SHOWN {
             parts.push(format!("{} more extensions", by.len() - SHOWN));
         }
-        out.push_str(&format!("not read: {} (to read an extension as C, C++ or Java: --type-add EXT:c|cpp|java)\n", parts.join(", ")));
+        out.push_str(&format!("not read: {} (to read an extension as a language beryl reads: --type-add EXT:c|cpp|java|python|rust|go)\n", parts.join(", ")));
     }
     out
 }

@@ -26,7 +26,7 @@ mod train;
 mod watch;
 
 #[derive(Parser)]
-#[command(name = "beryl", version, about = "Find algorithm implementations in C, C++ and Java code")]
+#[command(name = "beryl", version, about = "Find algorithm implementations in C, C++, Java, Python, Rust and Go code")]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -88,7 +88,7 @@ enum Cmd {
     },
     /// Check that libtorch and FAISS load and compute.
     Doctor,
-    /// Index C, C++ and Java sources for search (incremental, atomic).
+    /// Index C, C++, Java, Python, Rust and Go sources for search (incremental, atomic).
     Index(index::IndexArgs),
     /// Search an index with pseudocode (--pseudo FILE) or a natural-language QUERY.
     Search(search::SearchArgs),
@@ -97,7 +97,7 @@ enum Cmd {
     /// Benchmarks of search quality: CLARC, GenCodeSearchNet, algorithm location.
     #[command(subcommand)]
     Eval(eval::EvalCmd),
-    /// Rewrite identifiers of C, C++ and Java sources consistently (neutral or random names).
+    /// Rewrite identifiers of C, C++, Java, Python, Rust and Go sources consistently (neutral or random names).
     Anonymize(anonymize::AnonymizeArgs),
     /// Distill static token vectors from the text encoder (model2vec recipe), with token
     /// frequencies from the statements of the given corpora.

@@ -235,7 +235,7 @@ fn type_add_reads_a_template_file_as_c() {
     assert_eq!(r["unread"]["pmt"].as_u64(), Some(1), "{r}");
     assert_eq!(r["files"].as_u64(), Some(4));
     let o = beryl().arg("index").arg(&src).arg("--index").arg(tmp.path().join("idx-text")).output().unwrap();
-    assert!(String::from_utf8_lossy(&o.stdout).contains("not read: .pmt 1 (to read an extension as C, C++ or Java: --type-add EXT:c|cpp|java)"));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("not read: .pmt 1 (to read an extension as a language beryl reads: --type-add EXT:c|cpp|java|python|rust|go)"));
     assert!(!heap_first(&idx));
 
     let r = report(&beryl().arg("index").arg(&src).arg("--index").arg(&idx).args(["--json", "--type-add", "pmt:c"]).output().unwrap());

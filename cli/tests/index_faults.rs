@@ -323,7 +323,7 @@ fn failed_runs_leave_nothing_behind() {
     std::fs::write(&notes, "not code\n").unwrap();
     let (code, _, err) = run(beryl().arg("index").arg(&notes));
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains("no C, C++ or Java source files"), "{err}");
+    assert!(err.contains("no C, C++, Java, Python, Rust or Go source files"), "{err}");
     assert!(!tmp.path().join(".beryl").exists());
 
     // Sources that are all skipped fail after the lock was taken: what the run made goes.

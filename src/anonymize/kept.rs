@@ -128,6 +128,7 @@ const JAVA_LIBRARY: &[&str] = &[
 pub(crate) struct Kept {
     names: HashSet<&'static str>,
     c_family: bool,
+    python: bool,
 }
 
 impl Kept {
@@ -146,22 +147,37 @@ impl Kept {
             names.extend(JAVA_KEYWORDS);
             names.extend(JAVA_LIBRARY);
         }
-        Kept { names, c_family }
+        if langs.contains(&Lang::Python) {
+            names.extend(PYTHON_KEYWORDS);
+            names.extend(PYTHON_LIBRARY);
+        }
+        if langs.contains(&Lang::Rust) {
+            names.extend(RUST_KEYWORDS);
+            names.extend(RUST_LIBRARY);
+        }
+        if langs.contains(&Lang::Go) {
+            names.extend(GO_KEYWORDS);
+            names.extend(GO_LIBRARY);
+        }
+        Kept { names, c_family, python: langs.contains(&Lang::Python) }
     }
 
     pub fn keeps(&self, name: &str) -> bool {
-        self.names.contains(name) || (self.c_family && (reserved_c(name) || MATH_STEMS.contains(&name) || is_math_variant(name)))
+        self.names.contains(name)
+            || (self.c_family && (reserved_c(name) || MATH_STEMS.contains(&name) || is_math_variant(name)))
+            // Python's dunder names (`__init__`, `__lt__`) are protocol, not project names.
+            || (self.python && name.len() > 4 && name.starts_with("__") && name.ends_with("__"))
     }
 
     /// Roots of library paths, even where the sources add to them (`namespace std {…}`
     /// specializations): `std::sort` stays `std::sort`.
     pub fn is_library_root(name: &str) -> bool {
-        matches!(name, "std" | "boost" | "__gnu_cxx" | "java" | "javax")
+        matches!(name, "std" | "boost" | "__gnu_cxx" | "java" | "javax" | "core" | "alloc")
     }
 
     /// Whether a generated name could be mistaken for a keyword of any of the three languages.
     pub fn is_keyword_anywhere(name: &str) -> bool {
-        C_KEYWORDS.contains(&name) || CPP_KEYWORDS.contains(&name) || JAVA_KEYWORDS.contains(&name)
+        [C_KEYWORDS, CPP_KEYWORDS, JAVA_KEYWORDS, PYTHON_KEYWORDS, RUST_KEYWORDS, GO_KEYWORDS].iter().any(|k| k.contains(&name))
     }
 }
 
@@ -183,6 +199,80 @@ fn is_math_variant(name: &str) -> bool {
     };
     MATH_STEMS.contains(&stem)
 }
+
+/// Python keywords, soft keywords and the names with meaning to the language (`self`,
+/// dunder methods are kept by [`Kept::keeps`]).
+#[rustfmt::skip]
+const PYTHON_KEYWORDS: &[&str] = &[
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del",
+    "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal",
+    "not", "or", "pass", "raise", "return", "try", "while", "with", "yield", "match", "case", "type", "print", "exec",
+    "self", "cls",
+];
+
+/// Python built-ins and the methods of built-in types: a corpus method named `append` or
+/// `get` must not rename every list's and dict's.
+#[rustfmt::skip]
+const PYTHON_LIBRARY: &[&str] = &[
+    "main", "abs", "all", "any", "ascii", "bin", "bool", "breakpoint", "bytearray", "bytes", "callable", "chr",
+    "classmethod", "compile", "complex", "delattr", "dict", "dir", "divmod", "enumerate", "eval", "filter", "float",
+    "format", "frozenset", "getattr", "globals", "hasattr", "hash", "help", "hex", "id", "input", "int", "isinstance",
+    "issubclass", "iter", "len", "list", "locals", "map", "max", "memoryview", "min", "next", "object", "oct", "open",
+    "ord", "pow", "property", "range", "repr", "reversed", "round", "set", "setattr", "slice", "sorted", "staticmethod",
+    "str", "sum", "super", "tuple", "vars", "zip", "Exception", "ValueError", "TypeError", "KeyError", "IndexError",
+    "RuntimeError", "StopIteration", "NotImplementedError", "NotImplemented", "AttributeError", "ZeroDivisionError",
+    "AssertionError", "OverflowError", "ArithmeticError", "LookupError", "OSError", "IOError", "Ellipsis",
+    // methods of list, dict, set, str
+    "append", "extend", "insert", "remove", "pop", "clear", "index", "count", "sort", "reverse", "copy", "keys",
+    "values", "items", "get", "setdefault", "update", "popitem", "add", "discard", "union", "intersection",
+    "difference", "issubset", "issuperset", "join", "split", "strip", "lstrip", "rstrip", "replace", "startswith",
+    "endswith", "find", "lower", "upper", "encode", "decode", "isdigit", "isalpha", "splitlines", "fromkeys",
+    "args", "kwargs",
+];
+
+#[rustfmt::skip]
+const RUST_KEYWORDS: &[&str] = &[
+    "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum", "extern", "false", "fn",
+    "for", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return", "self", "Self",
+    "static", "struct", "super", "trait", "true", "type", "unsafe", "use", "where", "while", "union", "macro_rules",
+    "bool", "char", "str", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize",
+    "f32", "f64", "_",
+];
+
+/// The prelude and the methods of std traits a corpus implements (`fmt`, `next`, `cmp`):
+/// renaming an impl's method would break the trait it implements.
+#[rustfmt::skip]
+const RUST_LIBRARY: &[&str] = &[
+    "main", "Some", "None", "Ok", "Err", "Option", "Result", "Vec", "String", "Box", "Rc", "Arc", "Cell", "RefCell",
+    "HashMap", "HashSet", "BTreeMap", "BTreeSet", "VecDeque", "BinaryHeap", "Default", "Clone", "Copy", "Debug",
+    "Display", "PartialEq", "Eq", "PartialOrd", "Ord", "Hash", "Iterator", "IntoIterator", "From", "Into", "Drop",
+    "Deref", "DerefMut", "Index", "IndexMut", "Add", "Sub", "Mul", "Div", "Rem", "Neg", "Not", "Fn", "FnMut", "FnOnce",
+    "Send", "Sync", "Sized", "AsRef", "AsMut", "ToString", "Formatter", "Ordering", "Error", "Self",
+    "new", "default", "clone", "fmt", "eq", "ne", "cmp", "partial_cmp", "hash", "next", "drop", "deref", "deref_mut",
+    "index", "index_mut", "add", "sub", "mul", "div", "rem", "neg", "not", "from", "into", "as_ref", "as_mut",
+    "into_iter", "iter", "iter_mut", "len", "is_empty", "push", "pop", "insert", "remove", "get", "get_mut", "contains",
+    "map", "filter", "collect", "unwrap", "expect", "to_string", "swap", "min", "max", "size_hint", "next_back",
+    "source", "description", "write_str", "with_capacity", "extend", "clear", "sort", "sort_by", "sort_unstable",
+    "rev", "enumerate", "zip", "sum", "fold", "take", "skip", "chain", "any", "all", "position", "find",
+];
+
+#[rustfmt::skip]
+const GO_KEYWORDS: &[&str] = &[
+    "break", "case", "chan", "const", "continue", "default", "defer", "else", "fallthrough", "for", "func", "go",
+    "goto", "if", "import", "interface", "map", "package", "range", "return", "select", "struct", "switch", "type",
+    "var", "nil", "true", "false", "iota", "bool", "byte", "rune", "string", "error", "int", "int8", "int16", "int32",
+    "int64", "uint", "uint8", "uint16", "uint32", "uint64", "uintptr", "float32", "float64", "complex64", "complex128",
+    "any", "comparable",
+];
+
+/// Go built-ins and the methods of standard interfaces a corpus implements
+/// (`sort.Interface`, `heap.Interface`, `fmt.Stringer`, `error`, `io.Reader`).
+#[rustfmt::skip]
+const GO_LIBRARY: &[&str] = &[
+    "main", "init", "append", "cap", "clear", "close", "complex", "copy", "delete", "imag", "len", "make", "max", "min",
+    "new", "panic", "print", "println", "real", "recover", "Len", "Less", "Swap", "Push", "Pop", "String", "Error",
+    "Read", "Write", "Close", "ServeHTTP", "Unwrap", "Is", "As", "Format", "Scan", "MarshalJSON", "UnmarshalJSON",
+];
 
 #[rustfmt::skip]
 const MATH_STEMS: &[&str] = &[

@@ -1,4 +1,4 @@
-//! Consistent identifier anonymization of C, C++ and Java sources.
+//! Consistent identifier anonymization of C, C++, Java, Python, Rust and Go sources.
 //!
 //! One mapping is shared by all files of a run, so a function defined in `a.c` and called
 //! in `b.c` gets the same new name in both. The rules:
@@ -170,7 +170,7 @@ impl Category {
 
 #[derive(Debug, thiserror::Error)]
 pub enum AnonymizeError {
-    #[error("{}: not a C, C++ or Java file", .0.display())]
+    #[error("{}: not a C, C++, Java, Python, Rust or Go file", .0.display())]
     UnsupportedFile(PathBuf),
     #[error("{0:?} sources cannot be anonymized")]
     UnsupportedLang(Lang),
@@ -329,7 +329,10 @@ fn run(inputs: &[Input], mode: Mode, seed: u64, keep_comments: bool) -> Result<A
             declared.entry(name.clone()).or_insert(Category::Type);
         }
     }
-    let declared_any: HashSet<String> = declared.keys().cloned().collect();
+    let mut declared_any: HashSet<String> = declared.keys().cloned().collect();
+    // Paths from the corpus's own modules and packages, or from the crate itself, are its own.
+    declared_any.extend(scans.iter().flat_map(|(_, s)| s.own_roots.iter().cloned()));
+    declared_any.extend(["crate", "self", "super", "Self"].map(String::from));
     declared.retain(|n, _| !kept.keeps(n) && !primitive.contains(n.as_str()));
 
     // New names in order of first renamed occurrence: sequential, it is cheap.

@@ -9,6 +9,10 @@ use crate::graph::Lang;
 use std::collections::{HashMap, HashSet};
 use tree_sitter::{Node, Tree};
 
+mod go;
+mod python;
+mod rust;
+
 /// How a token's position limits renaming.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Ctx {
@@ -57,12 +61,16 @@ pub(crate) struct Scan {
     /// Words parsed as built-in types (`size_t`, `uint8_t`): never renamed, since a renamed
     /// declaration would no longer match its uses.
     pub primitive: HashSet<String>,
+    /// Modules and packages the file declares without renaming them (their names are
+    /// file and folder names): paths from them are the corpus's own.
+    pub own_roots: Vec<String>,
 }
 
 fn is_ident_kind(kind: &str) -> bool {
     matches!(
         kind,
         "identifier" | "field_identifier" | "type_identifier" | "namespace_identifier" | "statement_identifier"
+            | "shorthand_field_identifier"
     )
 }
 
@@ -92,6 +100,8 @@ fn is_container(kind: &str) -> bool {
         kind,
         "translation_unit"
             | "program"
+            | "module"
+            | "source_file"
             | "declaration_list"
             | "field_declaration_list"
             | "class_body"
@@ -193,6 +203,9 @@ impl<'s> Scanner<'s> {
         }
         match self.lang {
             Lang::Java => self.visit_java(n),
+            Lang::Python => self.visit_python(n),
+            Lang::Rust => self.visit_rust(n),
+            Lang::Go => self.visit_go(n),
             _ => self.visit_c(n, zone),
         }
     }

@@ -346,7 +346,7 @@ impl fmt::Display for Skipped {
     }
 }
 
-/// C, C++ and Java files under `roots`, sorted, plus the entries skipped on the way.
+/// Source files under `roots`, sorted, plus the entries skipped on the way.
 /// Symlinks are followed only while they stay inside their root.
 pub fn discover(roots: &[PathBuf], opts: &WalkOptions) -> (Vec<PathBuf>, Vec<Skipped>) {
     let w = walk(roots, opts);

@@ -112,7 +112,7 @@ pub enum IndexError {
     Model(#[from] ModelError),
     #[error(transparent)]
     Feature(#[from] FeatureError),
-    #[error("no C, C++ or Java source files under {0}")]
+    #[error("no C, C++, Java, Python, Rust or Go source files under {0}")]
     Empty(String),
     #[error(transparent)]
     Walk(#[from] corpus::WalkError),

@@ -104,9 +104,9 @@ pub struct AlgoReport {
 
 /// `<corpus_root>/<debian package>/src/<top_dir>`, as `beryl corpus fetch` leaves it.
 pub fn project_root(corpus_root: &Path, c: &TruthCorpus) -> Result<PathBuf, AlgoError> {
-    let p = corpus_root.join(&c.debian_source_package).join("src").join(&c.top_dir);
+    let p = corpus_root.join(c.cache_folder()).join("src").join(&c.top_dir);
     if !p.is_dir() {
-        return Err(AlgoError::MissingCorpus { project: c.name.clone(), package: c.debian_source_package.clone(), path: p });
+        return Err(AlgoError::MissingCorpus { project: c.name.clone(), package: c.fetch_spec().to_string(), path: p });
     }
     // One spelling for indexing and for locating results.
     std::fs::canonicalize(&p).map_err(io(&p))

@@ -181,7 +181,7 @@ pub fn groups(truth: &Truth, setting: Setting, projects: &[String]) -> Vec<Group
             .filter(|p| truth.entries.iter().any(|e| &e.project == *p))
             .map(|p| Group { name: p.clone(), language: lang(p).to_string(), projects: vec![p.clone()] })
             .collect(),
-        Setting::Multi => ["Java", "C"]
+        Setting::Multi => LANGUAGE_CLASSES
             .iter()
             .map(|l| Group {
                 name: l.to_lowercase(),

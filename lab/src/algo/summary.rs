@@ -11,7 +11,7 @@ pub(crate) type RankPair = (Option<usize>, Option<usize>);
 /// the algorithms, as the paper does.
 pub fn summarize(rows: &[Row], methods: &[Method]) -> Vec<Summary> {
     let mut scopes: Vec<String> = Vec::new();
-    for l in ["Java", "C", "mixed"] {
+    for l in LANGUAGE_CLASSES.iter().copied().chain(["mixed"]) {
         if rows.iter().any(|r| r.language == l) {
             scopes.push(l.to_string());
         }

@@ -7,7 +7,12 @@ use super::*;
 #[serde(deny_unknown_fields)]
 pub struct TruthCorpus {
     pub name: String,
+    /// Empty for a corpus from another registry (`source`).
     pub debian_source_package: String,
+    /// A corpus from PyPI or crates.io, as `beryl corpus fetch` takes it
+    /// (`pypi:NAME==VERSION`, `crate:NAME@VERSION`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
     pub version: String,
     pub language: String,
     pub orig_tarball: String,
@@ -102,11 +107,22 @@ impl Truth {
     }
 }
 
+impl TruthCorpus {
+    /// What `beryl corpus fetch` takes for this corpus.
+    pub fn fetch_spec(&self) -> &str {
+        self.source.as_deref().unwrap_or(&self.debian_source_package)
+    }
+
+    /// Its folder under the cache's `corpora`.
+    pub fn cache_folder(&self) -> String {
+        beryl::corpus::fetch::cache_folder(self.fetch_spec()).unwrap_or_else(|| self.fetch_spec().to_string())
+    }
+}
+
+/// The language classes results are grouped by, in report order.
+pub const LANGUAGE_CLASSES: [&str; 5] = ["Java", "C", "Python", "Rust", "Go"];
+
 /// Language class for grouping: C++ projects count as C (the paper has C and Java only).
 pub fn language_class(lang: &str) -> &'static str {
-    if lang.eq_ignore_ascii_case("java") {
-        "Java"
-    } else {
-        "C"
-    }
+    LANGUAGE_CLASSES.into_iter().find(|l| l.eq_ignore_ascii_case(lang)).unwrap_or("C")
 }
