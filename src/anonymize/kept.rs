@@ -254,6 +254,10 @@ const RUST_LIBRARY: &[&str] = &[
     "map", "filter", "collect", "unwrap", "expect", "to_string", "swap", "min", "max", "size_hint", "next_back",
     "source", "description", "write_str", "with_capacity", "extend", "clear", "sort", "sort_by", "sort_unstable",
     "rev", "enumerate", "zip", "sum", "fold", "take", "skip", "chain", "any", "all", "position", "find",
+    "entry", "or_insert", "or_insert_with", "and_modify", "contains_key", "keys", "values", "as_str", "as_slice",
+    "to_vec", "to_owned", "split", "trim", "chars", "bytes", "lines", "parse", "ok", "err", "is_some", "is_none",
+    "is_ok", "is_err", "unwrap_or", "unwrap_or_else", "unwrap_or_default", "cloned", "copied", "borrow",
+    "borrow_mut", "write", "read", "lock", "peek", "first", "last", "truncate", "retain", "dedup", "drain",
 ];
 
 #[rustfmt::skip]

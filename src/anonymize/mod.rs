@@ -46,6 +46,17 @@
 //!   lower-case package segments to a declared type (`org.x.Foo.bar`) is the corpus's own
 //!   and is renamed. Package declarations are never touched; in an import only
 //!   the imported name is renamed (and a prefix segment that is a declared type).
+//! - **Python, Rust and Go.** Declarations are read per language (`def`, `class`,
+//!   parameters and assignment targets, `self.field = …`; Rust items, fields, variants,
+//!   pattern bindings; Go functions, methods, types, fields, `:=` and `range` targets).
+//!   Module and package names are file and folder names, so they keep their spelling:
+//!   Python import paths, Rust path segments written in lower case before `::`, Go
+//!   package names and import aliases. A Rust path from `crate`, `self`, `super`, `Self`
+//!   or a module of the corpus (a file stem or folder), and a Go selector through one of
+//!   the corpus's packages, are the corpus's own. Python attributes are renamed by
+//!   spelling (no chains: a receiver's type is unknown), with built-ins, the methods of
+//!   built-in types and dunder names kept; Rust keeps its prelude and std trait methods,
+//!   Go its built-ins and the methods of standard interfaces (`Len`, `Less`, `Swap`, …).
 //! - **Comments** are removed (they leak names) unless `keep_comments`: a comment becomes
 //!   its line breaks, so line numbers stay, or one space where it separated two tokens;
 //!   blanks before a comment that ends its line go with it; a multi-line comment inside a
@@ -333,6 +344,21 @@ fn run(inputs: &[Input], mode: Mode, seed: u64, keep_comments: bool) -> Result<A
     // Paths from the corpus's own modules and packages, or from the crate itself, are its own.
     declared_any.extend(scans.iter().flat_map(|(_, s)| s.own_roots.iter().cloned()));
     declared_any.extend(["crate", "self", "super", "Self"].map(String::from));
+    // Rust modules and Go packages are named by files and folders: a path through one
+    // (`graph::bfs`, `heap.Fix`) is the corpus's own even when its declaration (`mod
+    // graph;`, `package heap`) is not among the files given.
+    for inp in inputs.iter().filter(|i| matches!(i.lang, Lang::Rust | Lang::Go)) {
+        let stem = (inp.lang == Lang::Rust).then(|| inp.path.file_stem()).flatten();
+        let folder = inp.path.parent().and_then(Path::file_name);
+        declared_any.extend([stem, folder].into_iter().flatten().filter_map(|s| s.to_str()).map(str::to_string));
+    }
+    let aliases: Vec<String> = scans
+        .iter()
+        .flat_map(|(_, s)| &s.package_aliases)
+        .filter(|(_, folder)| declared_any.contains(folder))
+        .map(|(alias, _)| alias.clone())
+        .collect();
+    declared_any.extend(aliases);
     declared.retain(|n, _| !kept.keeps(n) && !primitive.contains(n.as_str()));
 
     // New names in order of first renamed occurrence: sequential, it is cheap.

@@ -64,6 +64,9 @@ pub(crate) struct Scan {
     /// Modules and packages the file declares without renaming them (their names are
     /// file and folder names): paths from them are the corpus's own.
     pub own_roots: Vec<String>,
+    /// Go imports as (the name the file uses, the imported path's last folder): an alias
+    /// of one of the corpus's own packages is an own root too.
+    pub package_aliases: Vec<(String, String)>,
 }
 
 fn is_ident_kind(kind: &str) -> bool {
@@ -127,6 +130,8 @@ struct Scanner<'s> {
     out: Scan,
     /// Contexts assigned to identifier leaves by an ancestor (chains, imports), by node id.
     ctx: HashMap<usize, Ctx>,
+    /// Go: the names the file's imports give packages.
+    imports: HashSet<String>,
 }
 
 pub(crate) fn scan(lang: Lang, tree: &Tree, src: &str, errors: u32) -> Scan {
@@ -135,6 +140,7 @@ pub(crate) fn scan(lang: Lang, tree: &Tree, src: &str, errors: u32) -> Scan {
         src,
         out: Scan { errors, ..Scan::default() },
         ctx: HashMap::new(),
+        imports: HashSet::new(),
     };
     // Explicit stack: expression trees of real code nest deeper than the thread stack allows.
     // Each entry: node, its zone (the item part), in a package name.

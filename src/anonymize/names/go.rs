@@ -3,7 +3,7 @@
 //! imported package the corpus does not hold it keeps its name; through a package the
 //! corpus declares (or a local value) it is the corpus's own. Package names stay.
 
-use super::{named_children, Category, Scanner};
+use super::{named_children, Category, Ctx, Scanner};
 use tree_sitter::Node;
 
 impl<'s> Scanner<'s> {
@@ -37,6 +37,16 @@ impl<'s> Scanner<'s> {
                     }
                 }
             }
+            "import_spec" => {
+                // The name a file refers to an imported package by: never renamed.
+                let last = n
+                    .child_by_field_name("path")
+                    .map(|p| self.text(p).trim_matches(|c| c == '"' || c == '`').rsplit('/').next().unwrap_or("").to_string())
+                    .unwrap_or_default();
+                let local = n.child_by_field_name("name").map_or_else(|| last.clone(), |a| self.text(a).to_string());
+                self.out.package_aliases.push((local.clone(), last));
+                self.imports.insert(local);
+            }
             "package_clause" => {
                 if let Some(p) = n.named_child(0) {
                     self.out.own_roots.push(self.text(p).to_string());
@@ -44,7 +54,11 @@ impl<'s> Scanner<'s> {
             }
             "selector_expression" | "qualified_type" => {
                 if let Some(segs) = go_path(n) {
+                    let root = segs[0];
                     self.register_chain(segs);
+                    if self.imports.contains(self.text(root)) {
+                        self.ctx.insert(root.id(), Ctx::Package);
+                    }
                 }
             }
             _ => {}

@@ -4,7 +4,7 @@
 //! `crate`, `self`, `super`, `Self` or a module of the corpus they are its own. Module
 //! names are file names: never renamed.
 
-use super::{named_children, Category, Scanner};
+use super::{named_children, Category, Ctx, Scanner};
 use tree_sitter::Node;
 
 impl<'s> Scanner<'s> {
@@ -45,9 +45,23 @@ impl<'s> Scanner<'s> {
                     self.declare_bindings(p);
                 }
             }
-            "scoped_identifier" | "scoped_type_identifier" => {
-                if let Some(segs) = rust_path(n) {
-                    self.register_chain(segs);
+            "scoped_identifier" | "scoped_type_identifier" | "scoped_use_list" => {
+                if n.kind() != "scoped_use_list" {
+                    if let Some(segs) = rust_path(n) {
+                        self.register_chain(segs);
+                    }
+                }
+                // A lower-case name before `::` is a module or crate: a file or folder name,
+                // or another crate's, so it keeps its spelling even where a variable is
+                // spelled alike.
+                if let Some(p) = n.child_by_field_name("path") {
+                    let mut stack = vec![p];
+                    while let Some(k) = stack.pop() {
+                        if k.kind() == "identifier" && self.text(k).starts_with(|c: char| c.is_lowercase()) {
+                            self.ctx.insert(k.id(), Ctx::Package);
+                        }
+                        stack.extend(named_children(k));
+                    }
                 }
             }
             _ => {}
