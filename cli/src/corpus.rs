@@ -1,4 +1,4 @@
-//! `beryl corpus …`: real corpora from Debian source packages.
+//! `beryl corpus …`: real corpora from Debian source packages, PyPI and crates.io.
 
 use anyhow::{Context, Result};
 use beryl::corpus::fetch;
@@ -6,7 +6,8 @@ use clap::Subcommand;
 
 #[derive(Subcommand)]
 pub enum CorpusCmd {
-    /// Download and unpack source packages (cached); prints each unpacked path.
+    /// Download and unpack source packages (cached); prints each unpacked path. A name is a
+    /// Debian source package, `pypi:NAME==VERSION` or `crate:NAME@VERSION`.
     Fetch {
         #[arg(required = true)]
         names: Vec<String>,
