@@ -74,6 +74,37 @@ fn files_within_the_bounds_are_read_on_a_small_stack() {
     assert_eq!(counts.0[2], 1_500, "{counts:?}");
 }
 
+/// Python blocks nested `n` deep by indentation: `if x:` at each level.
+fn python_ifs(n: usize) -> String {
+    let mut s = String::from("def h(x):\n");
+    for i in 0..n {
+        s.push_str(&" ".repeat(4 * (i + 1)));
+        s.push_str("if x:\n");
+    }
+    s.push_str(&" ".repeat(4 * (n + 1)));
+    s.push_str("x -= 1\n    return x\n");
+    s
+}
+
+#[test]
+fn python_rust_and_go_nest_within_the_same_bounds() {
+    let n = MAX_STATEMENT_NESTING / 2 - 1;
+    assert_eq!(parse("ifs.py", python_ifs(n)), Ok(1));
+    let rust = nest("fn h(mut x: i32) -> i32 {\n", "if x > 0 { ", "x -= 1;", "}", n, " x }\n");
+    assert_eq!(parse("ifs.rs", rust), Ok(1));
+    let go = nest("package p\nfunc h(x int) int {\n", "for x > 0 { ", "x--", "}", n, "\nreturn x }\n");
+    assert_eq!(parse("fors.go", go), Ok(1));
+    // Past the bound: refused, not overflowing the stack.
+    assert_eq!(parse("ifs.py", python_ifs(MAX_STATEMENT_NESTING + 1)), Err(ParseError::TooNested(MAX_STATEMENT_NESTING)));
+    let rust = nest("fn h(x: i32) {\n", "loop { ", "break;", "}", MAX_STATEMENT_NESTING + 1, "}\n");
+    assert_eq!(parse("loops.rs", rust), Err(ParseError::TooNested(MAX_STATEMENT_NESTING)));
+    let go = nest("package p\nfunc h(x int) {\n", "if x > 0 { ", "x--", "}", MAX_STATEMENT_NESTING / 2 + 1, "}\n");
+    assert_eq!(parse("ifs.go", go), Err(ParseError::TooNested(MAX_STATEMENT_NESTING)));
+    // Expressions past the syntax bound.
+    let parens = nest("x = ", "(", "1", ")", 5_000, "\n");
+    assert_eq!(parse("parens.py", parens), Err(ParseError::TooDeep(MAX_SYNTAX_DEPTH)));
+}
+
 #[test]
 fn a_corpus_skips_deep_files_and_keeps_the_others() {
     let tmp = tempfile::tempdir().unwrap();

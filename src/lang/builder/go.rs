@@ -17,7 +17,11 @@ impl<'a> Builder<'a> {
         };
         match kind {
             "block" | "statement_list" => {
-                let kids = Self::children(n);
+                // A block's statements sit in a `statement_list`: one nesting level, as in C.
+                let kids = Self::children(n)
+                    .into_iter()
+                    .flat_map(|k| if k.kind() == "statement_list" { Self::children(k) } else { vec![k] })
+                    .collect();
                 self.breakable_block(label, kids, fr)
             }
             "if_statement" => self.go_if(n, fr),
