@@ -281,11 +281,11 @@ impl<'a> Resolver<'a> {
                 q = p;
             }
             let q: Vec<String> = q.into_iter().filter(|s| !matches!(s.as_str(), "crate" | "self" | "super" | "")).collect();
-            if q.is_empty() {
-                return Vec::new();
+            // `crate::f`, `super::f`: a module-level function, found as an unqualified one.
+            if !q.is_empty() {
+                let ends = |f: &Function| self.full_path_ends_with(f, &q);
+                return self.first_tier(&cands, &[&|f: &Function| ends(f) && f.meta.file == file, &ends]);
             }
-            let ends = |f: &Function| self.full_path_ends_with(f, &q);
-            return self.first_tier(&cands, &[&|f: &Function| ends(f) && f.meta.file == file, &ends]);
         }
         let mut nested = cs.clone();
         nested.push(caller.meta.name.clone());

@@ -17,7 +17,7 @@ pub(super) fn leading_comment(before: &str) -> &str {
         // Rust attributes (`#[inline]`) may stand between a doc comment and its item.
         let l = line.trim_start();
         if l.starts_with("//") || l.starts_with("#[") {
-            begin -= line.len() + 1;
+            begin = begin.saturating_sub(line.len() + 1);
         } else {
             break;
         }
@@ -74,7 +74,7 @@ fn hash_comment(before: &str) -> &str {
     let mut begin = t.len();
     for line in t.lines().rev() {
         if line.trim_start().starts_with('#') {
-            begin -= line.len() + 1;
+            begin = begin.saturating_sub(line.len() + 1);
         } else {
             break;
         }

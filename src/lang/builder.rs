@@ -593,7 +593,11 @@ impl<'a> Builder<'a> {
         self.connect(&fr, j);
         let label = n
             .named_child(0)
-            .filter(|c| matches!(c.kind(), "identifier" | "statement_identifier" | "label" | "label_name"))
+            // Rust's `break x` carries a value, not a label: its labels are `label` nodes.
+            .filter(|c| match self.lang {
+                Lang::Rust => c.kind() == "label",
+                _ => matches!(c.kind(), "identifier" | "statement_identifier" | "label_name"),
+            })
             .map(|c| self.text(c).to_string());
         let idx = self.targets.iter().rposition(|t| {
             let named = label.as_deref().is_none_or(|l| t.label.as_deref() == Some(l));

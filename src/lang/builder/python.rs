@@ -2,7 +2,7 @@
 //! `elif` chains, loop `else` clauses, `try`/`except`/`else`/`finally`, `with`, `match`
 //! and comprehensions (as the loops they are) get the control flow a reader sees.
 
-use super::{Builder, Frontier, Target, TryCtx};
+use super::{Builder, Frontier, TryCtx};
 use crate::graph::{EdgeKind, LocalId, NodeKind};
 use tree_sitter::Node as TsNode;
 
@@ -191,7 +191,7 @@ impl<'a> Builder<'a> {
         let s = self.node(NodeKind::Switch, subject, subject);
         self.connect(&fr, s);
         self.nest.push(s);
-        self.targets.push(Target { label: None, continue_to: None, breaks: Vec::new() });
+        // No break target: `break` inside a case leaves the enclosing loop.
         let mut out = Vec::new();
         let mut has_default = false;
         let cases: Vec<_> = n
@@ -210,7 +210,6 @@ impl<'a> Builder<'a> {
                 None => vec![(c, EdgeKind::Seq)],
             });
         }
-        self.targets.pop();
         self.nest.pop();
         if !has_default {
             out.push((s, EdgeKind::False));
