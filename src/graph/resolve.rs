@@ -343,17 +343,21 @@ impl<'a> Resolver<'a> {
     }
 }
 
-/// The module path of a Python file: its folders and stem (`pkg/sub/mod.py` is
-/// `pkg.sub.mod`; a package's `__init__.py` is the package).
-fn python_module(path: &Path) -> Vec<String> {
-    let mut parts: Vec<String> = path
-        .with_extension("")
+/// The folders and stem of a path, without its extension.
+fn path_parts(path: &Path) -> Vec<String> {
+    path.with_extension("")
         .components()
         .filter_map(|c| match c {
             std::path::Component::Normal(s) => s.to_str().map(str::to_string),
             _ => None,
         })
-        .collect();
+        .collect()
+}
+
+/// The module path of a Python file: its folders and stem (`pkg/sub/mod.py` is
+/// `pkg.sub.mod`; a package's `__init__.py` is the package).
+fn python_module(path: &Path) -> Vec<String> {
+    let mut parts = path_parts(path);
     if parts.last().is_some_and(|p| p == "__init__") {
         parts.pop();
     }
@@ -398,14 +402,7 @@ fn python_imported(unit: &FileUnit, name: &str, module: &[String], scope: &[Stri
 /// The module path of a Rust file: its folders below `src` and its stem, with `lib.rs`,
 /// `main.rs` and `mod.rs` standing for their folder.
 fn rust_module(path: &Path) -> Vec<String> {
-    let parts: Vec<String> = path
-        .with_extension("")
-        .components()
-        .filter_map(|c| match c {
-            std::path::Component::Normal(s) => s.to_str().map(str::to_string),
-            _ => None,
-        })
-        .collect();
+    let parts = path_parts(path);
     let start = parts.iter().rposition(|p| p == "src").map_or(0, |i| i + 1);
     let mut out = parts[start..].to_vec();
     if out.last().is_some_and(|p| matches!(p.as_str(), "lib" | "main" | "mod")) {

@@ -530,6 +530,13 @@ impl<'a> Builder<'a> {
                 _ => fall = self.stmt(g, fall),
             }
         }
+        self.switch_end(s, out, fall, has_default)
+    }
+
+    /// What follows a switch `s` whose nesting and break target were pushed: the cases'
+    /// ends `out`, the last case's fall-through, the test when no case is the default,
+    /// and the breaks.
+    fn switch_end(&mut self, s: LocalId, mut out: Frontier, fall: Frontier, has_default: bool) -> Frontier {
         out.extend(fall);
         self.nest.pop();
         if !has_default {
@@ -696,28 +703,31 @@ impl<'a> Builder<'a> {
         }
         let ctx = self.tries.pop().expect("pushed above");
         match finally {
-            Some(f) => {
-                let fnode = self.marker(NodeKind::Finally, f, "finally");
-                self.connect(&out, fnode);
-                for &r in &ctx.returns {
-                    self.cfg.edge(r, fnode, EdgeKind::Jump);
-                }
-                let body = f.named_children(&mut f.walk()).find(|k| is_block(k.kind()));
-                let end = match body {
-                    Some(b) => self.stmt(b, vec![(fnode, EdgeKind::Seq)]),
-                    None => vec![(fnode, EdgeKind::Seq)],
-                };
-                if !ctx.returns.is_empty() {
-                    // After a finally entered by a return, the function ends (or the next finally runs).
-                    let ends: Vec<LocalId> = end.iter().map(|e| e.0).collect();
-                    for e in ends {
-                        self.route_return_from(e);
-                    }
-                }
-                end
-            }
+            Some(f) => self.finally_clause(f, &out, &ctx.returns),
             None => out,
         }
+    }
+
+    /// A try's `finally` clause, entered from `out` and from the try's `returns`.
+    fn finally_clause(&mut self, f: TsNode<'a>, out: &Frontier, returns: &[LocalId]) -> Frontier {
+        let fnode = self.marker(NodeKind::Finally, f, "finally");
+        self.connect(out, fnode);
+        for &r in returns {
+            self.cfg.edge(r, fnode, EdgeKind::Jump);
+        }
+        let body = f.named_children(&mut f.walk()).find(|k| is_block(k.kind()));
+        let end = match body {
+            Some(b) => self.stmt(b, vec![(fnode, EdgeKind::Seq)]),
+            None => vec![(fnode, EdgeKind::Seq)],
+        };
+        if !returns.is_empty() {
+            // After a finally entered by a return, the function ends (or the next finally runs).
+            let ends: Vec<LocalId> = end.iter().map(|e| e.0).collect();
+            for e in ends {
+                self.route_return_from(e);
+            }
+        }
+        end
     }
 
     fn route_return_from(&mut self, from: LocalId) {

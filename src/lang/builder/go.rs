@@ -170,13 +170,6 @@ impl<'a> Builder<'a> {
                 out.extend(end);
             }
         }
-        out.extend(fall);
-        self.nest.pop();
-        if !has_default {
-            out.push((s, EdgeKind::False));
-        }
-        let t = self.targets.pop().expect("pushed above");
-        out.extend(t.breaks.into_iter().map(|b| (b, EdgeKind::Jump)));
-        out
+        self.switch_end(s, out, fall, has_default)
     }
 }

@@ -165,23 +165,10 @@ impl<'a> Builder<'a> {
             });
         }
         let ctx = self.tries.pop().expect("pushed above");
-        let Some(f) = finally else { return out };
-        let fnode = self.marker(NodeKind::Finally, f, "finally");
-        self.connect(&out, fnode);
-        for &r in &ctx.returns {
-            self.cfg.edge(r, fnode, EdgeKind::Jump);
+        match finally {
+            Some(f) => self.finally_clause(f, &out, &ctx.returns),
+            None => out,
         }
-        let body = f.named_children(&mut f.walk()).find(|k| k.kind() == "block");
-        let end = match body {
-            Some(b) => self.stmt(b, vec![(fnode, EdgeKind::Seq)]),
-            None => vec![(fnode, EdgeKind::Seq)],
-        };
-        if !ctx.returns.is_empty() {
-            for e in end.iter().map(|e| e.0).collect::<Vec<_>>() {
-                self.route_return_from(e);
-            }
-        }
-        end
     }
 
     /// `match subject:` with `case pattern [if guard]:` arms; no arm falls through, and
