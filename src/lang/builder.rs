@@ -29,6 +29,8 @@ struct Target {
     /// `None` for switch and labelled blocks: `continue` skips them.
     continue_to: Option<LocalId>,
     breaks: Vec<LocalId>,
+    /// Tries open when the target was pushed: a jump out of a later one runs its finally.
+    tries: usize,
 }
 
 struct TryCtx {
@@ -36,6 +38,10 @@ struct TryCtx {
     /// Returns inside a try that has a finally block run the finally first.
     has_finally: bool,
     returns: Vec<LocalId>,
+    /// Throws leaving the try (no handler of its own catches them), through its finally.
+    throws: Vec<LocalId>,
+    /// Breaks and continues leaving through the finally: (node, target index, is break).
+    jumps: Vec<(LocalId, usize, bool)>,
 }
 
 pub struct Builder<'a> {
@@ -299,15 +305,26 @@ impl<'a> Builder<'a> {
     fn throw(&mut self, n: TsNode, fr: Frontier) -> Frontier {
         let t = self.node(NodeKind::Throw, n, n);
         self.connect(&fr, t);
-        match self.tries.last() {
-            Some(ctx) if !ctx.handlers.is_empty() => {
-                for h in ctx.handlers.clone() {
-                    self.cfg.edge(t, h, EdgeKind::Exception);
-                }
-            }
-            _ => self.cfg.edge(t, EXIT, EdgeKind::Jump),
-        }
+        self.route_throw(t);
         Vec::new()
+    }
+
+    /// An exception raised at `from`: to the handlers of the innermost try still catching,
+    /// unless a finally lies on the way (it runs first, then the exception leaves).
+    fn route_throw(&mut self, from: LocalId) {
+        for ctx in self.tries.iter_mut().rev() {
+            if !ctx.handlers.is_empty() {
+                for &h in &ctx.handlers {
+                    self.cfg.edge(from, h, EdgeKind::Exception);
+                }
+                return;
+            }
+            if ctx.has_finally {
+                ctx.throws.push(from);
+                return;
+            }
+        }
+        self.cfg.edge(from, EXIT, EdgeKind::Jump);
     }
 
     fn simple(&mut self, kind: NodeKind, n: TsNode, fr: Frontier) -> Frontier {
@@ -320,7 +337,7 @@ impl<'a> Builder<'a> {
         if label.is_none() {
             return self.stmts(kids, fr);
         }
-        self.targets.push(Target { label, continue_to: None, breaks: Vec::new() });
+        self.push_target(label, None);
         let mut out = self.stmts(kids, fr);
         let t = self.targets.pop().expect("pushed above");
         out.extend(t.breaks.into_iter().map(|b| (b, EdgeKind::Jump)));
@@ -366,7 +383,7 @@ impl<'a> Builder<'a> {
     /// Builds a loop body with `cont` as its continue target; returns the body's end and
     /// the break nodes that leave the loop.
     fn loop_body(&mut self, body: Option<TsNode<'a>>, cont: LocalId, label: Option<String>, fr: Frontier) -> (Frontier, Vec<LocalId>) {
-        self.targets.push(Target { label, continue_to: Some(cont), breaks: Vec::new() });
+        self.push_target(label, Some(cont));
         let out = match body {
             Some(b) => self.stmt(b, fr),
             None => fr,
@@ -487,7 +504,7 @@ impl<'a> Builder<'a> {
         let s = self.node(NodeKind::Switch, strip_parens(cond), cond);
         self.connect(&fr, s);
         self.nest.push(s);
-        self.targets.push(Target { label, continue_to: None, breaks: Vec::new() });
+        self.push_target(label, None);
         let mut fall: Frontier = Vec::new();
         let mut has_default = false;
         let body = n.child_by_field_name("body");
@@ -612,17 +629,29 @@ impl<'a> Builder<'a> {
             named && (!is_break || label.is_some() || t.continue_to.is_some() || t.label.is_none())
                 && (is_break || t.continue_to.is_some())
         });
-        match (idx, is_break) {
-            (Some(i), true) => self.targets[i].breaks.push(j),
-            (Some(i), false) => {
-                if let Some(to) = self.targets[i].continue_to {
-                    self.cfg.edge(j, to, EdgeKind::Jump);
-                }
-            }
+        match idx {
+            Some(i) => self.route_jump(j, i, is_break),
             // A stray break/continue (broken code): it leaves the function.
-            (None, _) => self.cfg.edge(j, EXIT, EdgeKind::Jump),
+            None => self.cfg.edge(j, EXIT, EdgeKind::Jump),
         }
         Vec::new()
+    }
+
+    fn push_target(&mut self, label: Option<String>, continue_to: Option<LocalId>) {
+        self.targets.push(Target { label, continue_to, breaks: Vec::new(), tries: self.tries.len() });
+    }
+
+    /// A break or continue from `from` to target `idx`: through the finally of every try it
+    /// leaves, innermost first (each finally's end routes it on).
+    fn route_jump(&mut self, from: LocalId, idx: usize, is_break: bool) {
+        let open = self.targets[idx].tries.min(self.tries.len());
+        if let Some(ctx) = self.tries[open..].iter_mut().rev().find(|c| c.has_finally) {
+            ctx.jumps.push((from, idx, is_break));
+        } else if is_break {
+            self.targets[idx].breaks.push(from);
+        } else if let Some(to) = self.targets[idx].continue_to {
+            self.cfg.edge(from, to, EdgeKind::Jump);
+        }
     }
 
     fn route_return(&mut self, r: LocalId) {
@@ -686,6 +715,8 @@ impl<'a> Builder<'a> {
             handlers: handler_ids.clone(),
             has_finally: finally.is_some(),
             returns: Vec::new(),
+            throws: Vec::new(),
+            jumps: Vec::new(),
         });
         let mut out = match n.child_by_field_name("body") {
             Some(b) => self.stmt(b, fr_body),
@@ -703,16 +734,18 @@ impl<'a> Builder<'a> {
         }
         let ctx = self.tries.pop().expect("pushed above");
         match finally {
-            Some(f) => self.finally_clause(f, &out, &ctx.returns),
+            Some(f) => self.finally_clause(f, &out, ctx),
             None => out,
         }
     }
 
-    /// A try's `finally` clause, entered from `out` and from the try's `returns`.
-    fn finally_clause(&mut self, f: TsNode<'a>, out: &Frontier, returns: &[LocalId]) -> Frontier {
+    /// A try's `finally` clause, entered from `out` and from the try's returns, throws and
+    /// jumps (`ctx`, already popped).
+    fn finally_clause(&mut self, f: TsNode<'a>, out: &Frontier, ctx: TryCtx) -> Frontier {
         let fnode = self.marker(NodeKind::Finally, f, "finally");
         self.connect(out, fnode);
-        for &r in returns {
+        let entries = ctx.returns.iter().chain(&ctx.throws).chain(ctx.jumps.iter().map(|j| &j.0));
+        for &r in entries {
             self.cfg.edge(r, fnode, EdgeKind::Jump);
         }
         let body = f.named_children(&mut f.walk()).find(|k| is_block(k.kind()));
@@ -720,22 +753,24 @@ impl<'a> Builder<'a> {
             Some(b) => self.stmt(b, vec![(fnode, EdgeKind::Seq)]),
             None => vec![(fnode, EdgeKind::Seq)],
         };
-        if !returns.is_empty() {
-            // After a finally entered by a return, the function ends (or the next finally runs).
-            let ends: Vec<LocalId> = end.iter().map(|e| e.0).collect();
-            for e in ends {
-                self.route_return_from(e);
+        // A finally entered by a return, throw, break or continue goes on where that was
+        // going: the function's end (or the next finally), a handler, a loop.
+        let ends: Vec<LocalId> = end.iter().map(|e| e.0).collect();
+        let mut routed: Vec<(usize, bool)> = ctx.jumps.iter().map(|&(_, t, b)| (t, b)).collect();
+        routed.sort_unstable();
+        routed.dedup();
+        for &e in &ends {
+            if !ctx.returns.is_empty() {
+                self.route_return(e);
+            }
+            if !ctx.throws.is_empty() {
+                self.route_throw(e);
+            }
+            for &(t, is_break) in &routed {
+                self.route_jump(e, t, is_break);
             }
         }
         end
-    }
-
-    fn route_return_from(&mut self, from: LocalId) {
-        if let Some(ctx) = self.tries.iter_mut().rev().find(|c| c.has_finally) {
-            ctx.returns.push(from);
-        } else {
-            self.cfg.edge(from, EXIT, EdgeKind::Jump);
-        }
     }
 }
 

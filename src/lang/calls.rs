@@ -27,6 +27,11 @@ pub fn is_nested_scope(kind: &str) -> bool {
 
 /// Collects every call in `n`, not descending into lambdas or class bodies.
 pub fn collect(lang: Lang, n: TsNode, src: &[u8], out: &mut Vec<CallRef>) {
+    collect_outside(lang, n, src, &[], out)
+}
+
+/// As [`collect`], skipping the subtrees `holes` (parts of `n` that other nodes hold).
+pub fn collect_outside(lang: Lang, n: TsNode, src: &[u8], holes: &[TsNode], out: &mut Vec<CallRef>) {
     let mut stack = vec![n];
     while let Some(n) = stack.pop() {
         if let Some(c) = call_of(lang, n, src) {
@@ -36,7 +41,7 @@ pub fn collect(lang: Lang, n: TsNode, src: &[u8], out: &mut Vec<CallRef>) {
         // Reverse so calls come out in source order.
         let kids: Vec<_> = n.named_children(&mut cur).collect();
         for k in kids.into_iter().rev() {
-            if !is_nested_scope(k.kind()) {
+            if !is_nested_scope(k.kind()) && !holes.contains(&k) {
                 stack.push(k);
             }
         }

@@ -3,7 +3,7 @@
 //! implicit fall-through; `fallthrough` continues into the next case), labels, `goto`,
 //! and `panic` as a throw.
 
-use super::{Builder, Frontier, Target};
+use super::{Builder, Frontier};
 use crate::graph::{EdgeKind, LocalId, NodeKind};
 use tree_sitter::Node as TsNode;
 
@@ -143,7 +143,7 @@ impl<'a> Builder<'a> {
         self.cfg.nodes[s as usize].kind = NodeKind::Switch;
         self.connect(&fr, s);
         self.nest.push(s);
-        self.targets.push(Target { label, continue_to: None, breaks: Vec::new() });
+        self.push_target(label, None);
         let mut out = Vec::new();
         let mut fall: Frontier = Vec::new();
         let mut has_default = false;

@@ -2,8 +2,9 @@
 //! `elif` chains, loop `else` clauses, `try`/`except`/`else`/`finally`, `with`, `match`
 //! and comprehensions (as the loops they are) get the control flow a reader sees.
 
+use super::super::calls;
 use super::{Builder, Frontier, TryCtx};
-use crate::graph::{EdgeKind, LocalId, NodeKind};
+use crate::graph::{normalize_ws, EdgeKind, LocalId, NodeKind};
 use tree_sitter::Node as TsNode;
 
 impl<'a> Builder<'a> {
@@ -47,8 +48,8 @@ impl<'a> Builder<'a> {
             }
             "match_statement" => self.py_match(n, fr),
             "return_statement" => {
-                let fr = self.comprehensions(n, fr);
-                let r = self.node(NodeKind::Return, n, n);
+                let (fr, comps) = self.comprehensions(n, fr);
+                let r = self.node_around(NodeKind::Return, n, &comps);
                 self.connect(&fr, r);
                 self.route_return(r);
                 Vec::new()
@@ -74,8 +75,35 @@ impl<'a> Builder<'a> {
 
     /// A simple statement, after the loops of the comprehensions it holds.
     fn py_simple(&mut self, kind: NodeKind, n: TsNode<'a>, fr: Frontier) -> Frontier {
-        let fr = self.comprehensions(n, fr);
-        self.simple(kind, n, fr)
+        let (fr, comps) = self.comprehensions(n, fr);
+        let id = self.node_around(kind, n, &comps);
+        self.connect(&fr, id);
+        vec![(id, EdgeKind::Seq)]
+    }
+
+    /// A statement node for `n` whose comprehensions `comps` are loops of their own: each is
+    /// written as its brackets around `…`, and its calls are left to its loop, so no
+    /// operator or call is counted twice.
+    fn node_around(&mut self, kind: NodeKind, n: TsNode<'a>, comps: &[TsNode<'a>]) -> LocalId {
+        if comps.is_empty() {
+            return self.node(kind, n, n);
+        }
+        let (bytes, lines) = super::span(n);
+        let mut text = String::new();
+        let mut at = n.start_byte();
+        for c in comps {
+            let whole = self.text(*c);
+            text.push_str(std::str::from_utf8(&self.src[at..c.start_byte().max(at)]).unwrap_or(""));
+            let (open, close) = (whole.chars().next().unwrap_or('('), whole.chars().last().unwrap_or(')'));
+            text.push(open);
+            text.push('…');
+            text.push(close);
+            at = c.end_byte().max(at);
+        }
+        text.push_str(std::str::from_utf8(&self.src[at..n.end_byte().max(at)]).unwrap_or(""));
+        let mut cs = Vec::new();
+        calls::collect_outside(self.lang, n, self.src, comps, &mut cs);
+        self.push(kind, bytes, lines, normalize_ws(&text), cs)
     }
 
     /// `if`/`elif`/`else`: one condition node per test, each `elif` a sibling of the first.
@@ -147,7 +175,7 @@ impl<'a> Builder<'a> {
         for &h in &handlers {
             self.cfg.edge(t, h, EdgeKind::Exception);
         }
-        self.tries.push(TryCtx { handlers: handlers.clone(), has_finally: finally.is_some(), returns: Vec::new() });
+        self.tries.push(TryCtx { handlers: handlers.clone(), has_finally: finally.is_some(), returns: Vec::new(), throws: Vec::new(), jumps: Vec::new() });
         let mut out = match n.child_by_field_name("body") {
             Some(b) => self.stmt(b, vec![(t, EdgeKind::Seq)]),
             None => vec![(t, EdgeKind::Seq)],
@@ -166,7 +194,7 @@ impl<'a> Builder<'a> {
         }
         let ctx = self.tries.pop().expect("pushed above");
         match finally {
-            Some(f) => self.finally_clause(f, &out, &ctx.returns),
+            Some(f) => self.finally_clause(f, &out, ctx),
             None => out,
         }
     }
@@ -207,11 +235,12 @@ impl<'a> Builder<'a> {
     /// The comprehensions of a statement as loops, run before the statement uses their
     /// value: `for` clauses become loop heads (nested in order), `if` clauses conditions,
     /// and the element a statement inside the innermost loop.
-    fn comprehensions(&mut self, n: TsNode<'a>, mut fr: Frontier) -> Frontier {
-        for comp in outer_comprehensions(n) {
+    fn comprehensions(&mut self, n: TsNode<'a>, mut fr: Frontier) -> (Frontier, Vec<TsNode<'a>>) {
+        let comps = outer_comprehensions(n);
+        for &comp in &comps {
             fr = self.comprehension(comp, fr);
         }
-        fr
+        (fr, comps)
     }
 
     fn comprehension(&mut self, comp: TsNode<'a>, fr: Frontier) -> Frontier {

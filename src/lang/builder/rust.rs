@@ -65,7 +65,7 @@ impl<'a> Builder<'a> {
         if label.is_none() {
             return run(self, fr);
         }
-        self.targets.push(super::Target { label, continue_to: None, breaks: Vec::new() });
+        self.push_target(label, None);
         let mut out = run(self, fr);
         let t = self.targets.pop().expect("pushed above");
         out.extend(t.breaks.into_iter().map(|b| (b, EdgeKind::Jump)));
