@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The fault and abuse suite: every probe of cli/tests/abuse.rs against the real binary, then
 # the fuzz targets of what reads untrusted input: the MCP server's request screening
-# (mcp_request) and the readers of an index's own files (index_readers), each for SECONDS
-# (default 300), seeded with real requests and the files of a real index.
+# (mcp_request), the readers of an index's own files (index_readers) and the front ends of
+# every language (source), each for SECONDS (default 300), seeded with real requests, the
+# files of a real index and real source files.
 #
 #   bash scripts/abuse.sh [SECONDS]
 #   TARGETS=index_readers bash scripts/abuse.sh 60     # one fuzz target only
@@ -52,12 +53,26 @@ done <<'EOS'
 [{"jsonrpc":"2.0","id":5,"method":"ping"}]
 EOS
 
+# Source files of every language read, each behind the byte that picks its extension
+# (the order of FILES in fuzz_targets/source.rs: .c .cc .h .java .py .rs .go).
+mkdir -p "$WORK/seeds/source"
+JAMA=$("$BERYL" corpus fetch jama)
+SMETRICS=$("$BERYL" corpus fetch golang-github-xrash-smetrics)
+seed() { { printf "\\x$(printf %02x "$1")"; cat "$2"; } >"$WORK/seeds/source/$1-$(basename "$2")"; }
+seed 0 "$SRC/floyd_warshall.c"
+seed 1 "$(dirname "$SRC")/centrality/prpack.cpp"
+seed 2 "$(dirname "$SRC")/core/indheap.h"
+seed 3 "$(find "$JAMA" -name LUDecomposition.java | head -1)"
+seed 4 scripts/pool-cv.py
+seed 5 src/lang/builder/rust.rs
+seed 6 "$(find "$SMETRICS" -name jaro.go | head -1)"
+
 status=0
 cd fuzz
 # The fuzz binaries link libtorch through the library without the command line's rpath.
 NATIVE=${BERYL_NATIVE:-/opt/beryl}
 export LD_LIBRARY_PATH=${LIBTORCH:-$NATIVE/torch/torch}/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-for target in ${TARGETS:-mcp_request index_readers}; do
+for target in ${TARGETS:-mcp_request index_readers source}; do
     echo "== fuzzing $target for $SECONDS_EACH s"
     mkdir -p "corpus/$target"
     log="$WORK/$target.log"

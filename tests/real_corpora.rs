@@ -85,3 +85,51 @@ fn commons_math3_java() {
     assert_eq!(c.skipped_by_reason().get("generated"), None, "{:?}", c.skipped.iter().map(|s| &s.path).collect::<Vec<_>>());
     assert!(c.icfg.functions.iter().any(|f| f.meta.name == "getRMS" && c.icfg.files[f.meta.file as usize].path.ends_with("OptimumImpl.java")));
 }
+
+/// As [`calls_between`], with the caller's and the callee's files named by their ends.
+fn calls_across(c: &Corpus, caller: (&str, &str), callee: (&str, &str)) -> bool {
+    let in_file = |f: &beryl::graph::Function, name: &str, file: &str| {
+        f.meta.name == name && c.icfg.files[f.meta.file as usize].path.ends_with(file)
+    };
+    c.icfg.functions.iter().filter(|f| in_file(f, caller.0, caller.1)).any(|f| {
+        c.icfg.function_nodes(c.icfg.graph[f.entry].function).any(|n| {
+            c.icfg.graph.edges(NodeIndex::new(n)).any(|e| {
+                *e.weight() == EdgeKind::Call
+                    && in_file(&c.icfg.functions[c.icfg.graph[e.target()].function as usize], callee.0, callee.1)
+            })
+        })
+    })
+}
+
+#[test]
+fn algorithms_python() {
+    let c = corpus("pypi:algorithms==0.1.4");
+    check_invariants(&c, Lang::Python, 600);
+    // `self.dfs_util(i, i)` in a method of the same class.
+    assert!(calls_between(&c, "transitive_closure", "dfs_util"));
+    // `DirectedGraph(d)` after `from algorithms.graph.graph import DirectedGraph` runs its
+    // `__init__` in another file.
+    assert!(calls_across(&c, ("__init__", "graph/tarjan.py"), ("__init__", "graph/graph.py")));
+}
+
+#[test]
+fn pathfinding_rust() {
+    let c = corpus("crate:pathfinding@4.3.0");
+    check_invariants(&c, Lang::Rust, 300);
+    // The recursive `visit(…)?;` of the topological sort calls itself, and its `?` leaves
+    // the function.
+    assert!(calls_across(&c, ("visit", "directed/topological_sort.rs"), ("visit", "directed/topological_sort.rs")));
+    let g = &c.icfg.graph;
+    let visit = c.icfg.functions.iter().find(|f| f.meta.name == "visit" && c.icfg.files[f.meta.file as usize].path.ends_with("directed/topological_sort.rs")).unwrap();
+    let question = c.icfg.function_nodes(g[visit.entry].function).map(NodeIndex::new).find(|&n| g[n].text.starts_with("visit(&n,")).expect("the recursive call");
+    assert!(g.edges(question).any(|e| e.target() == visit.exit), "`?` has no edge out of the function");
+}
+
+#[test]
+fn gods_go() {
+    let c = corpus("golang-github-emirpasic-gods");
+    check_invariants(&c, Lang::Go, 500);
+    // `t.put(…)` on the receiver, and `utils.ToString(…)` through the import of another package.
+    assert!(calls_across(&c, ("Put", "trees/avltree/avltree.go"), ("put", "trees/avltree/avltree.go")));
+    assert!(calls_across(&c, ("ToJSON", "trees/avltree/serialization.go"), ("ToString", "utils/utils.go")));
+}

@@ -160,6 +160,9 @@ fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let cli = Cli::parse();
     let read_only = matches!(cli.cmd, Cmd::Search(_));
+    if matches!(cli.cmd, Cmd::Search(_) | Cmd::Graph { .. } | Cmd::Pcode(_)) {
+        quiet_on_closed_pipe();
+    }
     match run(cli) {
         Ok(()) if read_only => exit_now(),
         Ok(()) => ExitCode::SUCCESS,
@@ -171,6 +174,25 @@ fn main() -> ExitCode {
                     || matches!(c.downcast_ref::<beryl::search::SearchError>(), Some(beryl::search::SearchError::Index(x)) if x.is_index_fault())
             });
             ExitCode::from(if index_fault { 3 } else { 1 })
+        }
+    }
+}
+
+/// Lets a command whose output is read through a pipe (`beryl graph … | head`) end quietly
+/// when the reader leaves, as other command-line tools do: Rust ignores SIGPIPE, so the
+/// next write would fail and `print!` would panic. Only for commands that write nothing
+/// but their output; servers keep ignoring it, since a client leaving is not their end.
+fn quiet_on_closed_pipe() {
+    #[cfg(target_os = "linux")]
+    {
+        extern "C" {
+            fn signal(sig: i32, handler: usize) -> usize;
+        }
+        const SIGPIPE: i32 = 13;
+        const SIG_DFL: usize = 0;
+        // Safety: restores the default action of one signal before any thread starts.
+        unsafe {
+            signal(SIGPIPE, SIG_DFL);
         }
     }
 }

@@ -141,6 +141,27 @@ impl Drop for Mcp {
     }
 }
 
+#[test]
+fn a_reader_that_leaves_early_ends_the_output_quietly() {
+    // `beryl graph … | head`: the pipe's read end closes before the output is written.
+    let dir = tempfile::tempdir().unwrap();
+    corpus(dir.path());
+    for args in [&["--format", "dot", "--function", "igraph_distances_floyd_warshall"][..], &["--format", "stats"][..]] {
+        let mut child = beryl()
+            .arg("graph")
+            .arg(dir.path())
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("running beryl");
+        drop(child.stdout.take());
+        let out = child.wait_with_output().expect("waiting for beryl");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked") && out.status.code() != Some(101), "{args:?}: {:?}\n{err}", out.status);
+    }
+}
+
 // 1 and the smaller `show` probes: an index built with `cd proj && beryl index .` is read
 // from anywhere, and serves only its own files.
 #[test]
