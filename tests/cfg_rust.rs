@@ -54,6 +54,11 @@ fn sign(x: i64) -> Result<&'static str, String> {
     }
     if w > 10 { Ok("big") } else { Ok(name) }
 }
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    let odd = (0..a.len()).filter(|i| i % 2 == 1).count();
+    a.iter().zip(b.iter()).map(|(x, y)| x * y).sum::<f64>() / odd as f64
+}
 "#;
 
 #[test]
@@ -133,6 +138,28 @@ fn sign_has_the_flow_a_reader_sees() {
             ("Ok(name)", "EXIT", Jump),
         ],
     );
+}
+
+#[test]
+fn consumed_iterator_chains_are_loops() {
+    let cfg = cfg_of("a.rs", SRC, "dot");
+    assert_edges(
+        &cfg,
+        &[
+            ("ENTRY", "(0..a.len())", Seq),
+            ("(0..a.len())", "i % 2 == 1", True),
+            ("i % 2 == 1", "(0..a.len())", Back),
+            ("(0..a.len())", "let odd = …;", False),
+            ("let odd = …;", "a.iter()", Seq),
+            ("a.iter()", "x * y", True),
+            ("x * y", "a.iter()", Back),
+            ("a.iter()", "… / odd as f64", False),
+            ("… / odd as f64", "EXIT", Jump),
+        ],
+    );
+    // The closures' calls are in the loops, not again in the statements.
+    let calls: Vec<&str> = cfg.nodes.iter().flat_map(|n| n.calls.iter().map(|c| c.name.as_str())).collect();
+    assert_eq!(calls.iter().filter(|&&c| c == "iter").count(), 2, "{calls:?}");
 }
 
 #[test]

@@ -41,12 +41,25 @@ const HELD_OUT: [&str; 12] = [
 
 /// Whether mining `package` would leak a benchmark's code into training data.
 pub fn held_out(package: &str, truth: &crate::algo::Truth) -> bool {
-    truth.corpora.iter().any(|c| c.debian_source_package == package)
+    truth.corpora.iter().any(|c| !c.debian_source_package.is_empty() && c.debian_source_package == package)
+        // A benchmark corpus from PyPI or crates.io: that spec, or any package carrying its
+        // name (Debian packages the same code as `python-NAME`, `rust-NAME`).
+        || truth.corpora.iter().filter_map(|c| c.source.as_deref()).any(|spec| spec == package || registry_name(spec).is_some_and(|n| package.to_ascii_lowercase().contains(&n)))
         || HELD_OUT.contains(&package)
         || ["jgrapht", "jgraphx", "guava", "commons-lang3"].iter().any(|k| package.contains(k))
         // Kept out of training and benchmarks alike: an independent check of the Python,
         // Rust and Go front ends.
         || ["networkx", "petgraph", "yourbasic"].iter().any(|k| package.contains(k))
+}
+
+/// `jellyfish` of `pypi:jellyfish==0.8.2`, `strsim` of `crate:strsim@0.11.1` (lower case).
+fn registry_name(spec: &str) -> Option<String> {
+    let name = match (spec.strip_prefix("pypi:"), spec.strip_prefix("crate:")) {
+        (Some(rest), _) => rest.split("==").next(),
+        (_, Some(rest)) => rest.split('@').next(),
+        _ => None,
+    }?;
+    (!name.is_empty()).then(|| name.to_ascii_lowercase())
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -531,6 +544,17 @@ mod tests {
         assert!(describe("/** @return x */").is_none());
         assert!(describe("// TODO fix").is_none());
         assert_eq!(describe("/*! \\brief Computes the fast Fourier transform of x.\n \\param x input */").unwrap(), "Computes the fast Fourier transform of x.");
+    }
+
+    #[test]
+    fn registry_corpora_of_the_benchmark_are_held_out() {
+        let truth = crate::algo::Truth::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/algo/truth.json")).unwrap();
+        for p in ["pypi:jellyfish==0.8.2", "python-jellyfish", "rust-strsim", "crate:num-integer@0.1.46", "rust-num-integer", "igraph", "python-networkx"] {
+            assert!(held_out(p, &truth), "{p}");
+        }
+        for p in ["zlib", "python-rsa", "rust-similar", ""] {
+            assert!(!held_out(p, &truth), "{p}");
+        }
     }
 
     #[test]

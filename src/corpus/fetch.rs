@@ -1,7 +1,8 @@
 //! Real corpora from package registries, unpacked into a cache outside the repository:
 //! Debian source packages (`apt-get source --download-only`, then the upstream tarball),
-//! Python source distributions from PyPI (`pypi:NAME==VERSION`, by pip) and crates from
-//! crates.io (`crate:NAME@VERSION`).
+//! Python source distributions from PyPI (`pypi:NAME==VERSION`) and crates from crates.io
+//! (`crate:NAME@VERSION`). Registry archives are downloaded as files and checked against the
+//! SHA-256 the registry's index lists; nothing in them is run.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -19,6 +20,11 @@ pub enum FetchError {
     NoTarball(String),
     #[error("downloading {spec} failed: {stderr}")]
     Download { spec: String, stderr: String },
+    /// `spec` is for callers; the message is `what` alone, since callers name the corpus.
+    #[error("{what}")]
+    Registry { spec: String, what: String },
+    #[error("{spec}: {file} has SHA-256 {got}, the registry lists {expected}")]
+    Checksum { spec: String, file: String, expected: String, got: String },
     #[error("unpacking {path} failed: {stderr}")]
     Unpack { path: PathBuf, stderr: String },
     #[error("{0}")]
@@ -98,11 +104,15 @@ pub fn fetch(spec: &str) -> Result<PathBuf, FetchError> {
     std::fs::create_dir_all(&dl)?;
     let tarball = match source {
         Source::Debian(pkg) => debian_tarball(pkg, &dl)?,
-        Source::Pypi(n, v) => registry_download(spec, &dl, "python3", &["-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "-d", ".", &format!("{n}=={v}")])?,
+        Source::Pypi(n, v) => {
+            let (file, url, sha) = pypi_sdist(spec, n, v)?;
+            download_checked(spec, &dl, &file, &url, &sha)?
+        }
         Source::Crate(n, v) => {
+            let sha = crate_checksum(spec, n, v)?;
             let file = format!("{n}-{v}.crate");
             let url = format!("https://static.crates.io/crates/{n}/{file}");
-            registry_download(spec, &dl, "curl", &["-fsSL", "--retry", "2", "-o", &file, &url])?
+            download_checked(spec, &dl, &file, &url, &sha)?
         }
     };
     let src = base.join("src");
@@ -135,33 +145,114 @@ pub fn fetch(spec: &str) -> Result<PathBuf, FetchError> {
     Ok(root)
 }
 
-/// Runs a registry's download command in `dl` unless an archive is already there; the
-/// one archive it leaves (`.tar.gz`, `.crate`, `.zip`).
-fn registry_download(spec: &str, dl: &Path, cmd: &str, args: &[&str]) -> Result<PathBuf, FetchError> {
-    let archive = |dl: &Path| -> Result<Option<PathBuf>, FetchError> {
-        let mut v: Vec<PathBuf> = std::fs::read_dir(dl)?
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| {
-                let n = p.to_string_lossy();
-                n.ends_with(".tar.gz") || n.ends_with(".crate") || n.ends_with(".zip") || n.ends_with(".tar.bz2") || n.ends_with(".tgz")
-            })
-            .collect();
-        v.sort();
-        Ok(v.pop())
-    };
-    if let Some(a) = archive(dl)? {
-        return Ok(a);
+/// `curl` of `url` to standard output, with `accept` as the Accept header.
+fn curl_text(spec: &str, url: &str, accept: &str) -> Result<String, FetchError> {
+    let out = Command::new("curl")
+        .args(["-fsSL", "--retry", "2", "-H", &format!("Accept: {accept}"), url])
+        .output()
+        .map_err(|source| FetchError::Spawn { cmd: "curl".into(), source })?;
+    if !out.status.success() {
+        return Err(FetchError::Download { spec: spec.into(), stderr: String::from_utf8_lossy(&out.stderr).trim().to_string() });
     }
-    let out = Command::new(cmd).args(args).current_dir(dl).output().map_err(|source| FetchError::Spawn { cmd: cmd.into(), source })?;
-    match archive(dl)? {
-        Some(a) if out.status.success() => Ok(a),
-        _ => {
-            // Nothing half-written is kept for the next try.
-            let _ = std::fs::remove_dir_all(dl);
-            Err(FetchError::Download { spec: spec.into(), stderr: String::from_utf8_lossy(&out.stderr).trim().to_string() })
+    String::from_utf8(out.stdout).map_err(|_| FetchError::Registry { spec: spec.into(), what: format!("{url} is not UTF-8") })
+}
+
+/// PyPI's name normalization (PEP 503): lower case, runs of `-_.` as one `-`.
+fn pypi_normalize(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        if "-_.".contains(c) {
+            if !out.ends_with('-') {
+                out.push('-');
+            }
+        } else {
+            out.push(c.to_ascii_lowercase());
         }
     }
+    out
+}
+
+/// Whether `file` is the source distribution of `name` `version` (`name-1.0.tar.gz`, the
+/// normalized `name_x-1.0.tar.gz`, or a `.zip`).
+fn is_sdist_of(file: &str, name: &str, version: &str) -> bool {
+    let stem = file.strip_suffix(".tar.gz").or_else(|| file.strip_suffix(".zip"));
+    let Some(stem) = stem else { return false };
+    let Some(project) = stem.strip_suffix(version).and_then(|p| p.strip_suffix('-')) else { return false };
+    pypi_normalize(project) == pypi_normalize(name)
+}
+
+/// The file name, address and SHA-256 of a release's source distribution, from PyPI's
+/// JSON simple index (PEP 691).
+fn pypi_sdist(spec: &str, name: &str, version: &str) -> Result<(String, String, String), FetchError> {
+    let url = format!("https://pypi.org/simple/{}/", pypi_normalize(name));
+    let text = curl_text(spec, &url, "application/vnd.pypi.simple.v1+json")?;
+    let index: serde_json::Value = serde_json::from_str(&text).map_err(|e| FetchError::Registry { spec: spec.into(), what: format!("{url}: {e}") })?;
+    let files = index["files"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let found = files.iter().find(|f| f["filename"].as_str().is_some_and(|n| is_sdist_of(n, name, version)));
+    let Some(f) = found else {
+        return Err(FetchError::Registry { spec: spec.into(), what: format!("no source distribution of version {version} on PyPI") });
+    };
+    let field = |v: &serde_json::Value| v.as_str().map(str::to_string);
+    match (field(&f["filename"]), field(&f["url"]), field(&f["hashes"]["sha256"])) {
+        (Some(file), Some(url), Some(sha)) => Ok((file, url, sha)),
+        _ => Err(FetchError::Registry { spec: spec.into(), what: "PyPI lists the file without an address or a SHA-256".into() }),
+    }
+}
+
+/// The path of a crate in the crates.io sparse index: `1/a`, `2/ab`, `3/a/abc`, `se/rd/serde`.
+fn crate_index_path(name: &str) -> String {
+    let n = name.to_ascii_lowercase();
+    match n.len() {
+        1 => format!("1/{n}"),
+        2 => format!("2/{n}"),
+        3 => format!("3/{}/{n}", &n[..1]),
+        _ => format!("{}/{}/{n}", &n[..2], &n[2..4]),
+    }
+}
+
+/// The SHA-256 of a crate version's `.crate` file, from the crates.io sparse index.
+fn crate_checksum(spec: &str, name: &str, version: &str) -> Result<String, FetchError> {
+    let url = format!("https://index.crates.io/{}", crate_index_path(name));
+    let text = curl_text(spec, &url, "text/plain")?;
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|e| e["vers"].as_str() == Some(version))
+        .and_then(|e| e["cksum"].as_str().map(str::to_string))
+        .ok_or_else(|| FetchError::Registry { spec: spec.into(), what: format!("no version {version} in the crates.io index") })
+}
+
+fn sha256_hex(path: &Path) -> Result<String, FetchError> {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    std::io::copy(&mut std::fs::File::open(path)?, &mut h)?;
+    Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Downloads `url` into `dl/file` unless a copy with the expected SHA-256 is there; a
+/// download whose sum differs is removed and refused.
+fn download_checked(spec: &str, dl: &Path, file: &str, url: &str, sha: &str) -> Result<PathBuf, FetchError> {
+    let path = dl.join(file);
+    if path.is_file() && sha256_hex(&path)?.eq_ignore_ascii_case(sha) {
+        return Ok(path);
+    }
+    let part = dl.join(format!("{file}.part"));
+    let out = Command::new("curl")
+        .args(["-fsSL", "--retry", "2", "-o"])
+        .arg(&part)
+        .arg(url)
+        .output()
+        .map_err(|source| FetchError::Spawn { cmd: "curl".into(), source })?;
+    if !out.status.success() {
+        let _ = std::fs::remove_file(&part);
+        return Err(FetchError::Download { spec: spec.into(), stderr: String::from_utf8_lossy(&out.stderr).trim().to_string() });
+    }
+    let got = sha256_hex(&part)?;
+    if !got.eq_ignore_ascii_case(sha) {
+        let _ = std::fs::remove_file(&part);
+        return Err(FetchError::Checksum { spec: spec.into(), file: file.into(), expected: sha.into(), got });
+    }
+    std::fs::rename(&part, &path)?;
+    Ok(path)
 }
 
 /// The upstream tarball of Debian source package `pkg`, downloaded into `dl` once.
@@ -236,6 +327,36 @@ mod tests {
         for bad in ["", "-rf", "../etc", "a b", "Foo"] {
             assert!(matches!(fetch(bad), Err(FetchError::BadName(_))), "{bad}");
         }
+    }
+
+    #[test]
+    fn registry_file_names() {
+        assert!(is_sdist_of("jellyfish-0.8.2.tar.gz", "jellyfish", "0.8.2"));
+        assert!(is_sdist_of("Django-4.2.zip", "django", "4.2"));
+        assert!(is_sdist_of("zope_interface-6.0.tar.gz", "zope.interface", "6.0"));
+        assert!(!is_sdist_of("jellyfish-0.8.2-cp311-cp311-manylinux.whl", "jellyfish", "0.8.2"));
+        assert!(!is_sdist_of("jellyfish-0.8.20.tar.gz", "jellyfish", "0.8.2"));
+        assert!(!is_sdist_of("jellyfish-extra-0.8.2.tar.gz", "jellyfish", "0.8.2"));
+        assert_eq!(crate_index_path("a"), "1/a");
+        assert_eq!(crate_index_path("cc"), "2/cc");
+        assert_eq!(crate_index_path("syn"), "3/s/syn");
+        assert_eq!(crate_index_path("Serde"), "se/rd/serde");
+    }
+
+    #[test]
+    fn a_download_that_does_not_match_its_sum_is_refused() {
+        let dl = tempfile::tempdir().unwrap();
+        // A file:// address: curl copies it, and the sum decides.
+        let src = dl.path().join("origin.crate");
+        std::fs::write(&src, b"not the crate").unwrap();
+        let url = format!("file://{}", src.display());
+        let wrong = "0".repeat(64);
+        let e = download_checked("crate:x@1", dl.path(), "x-1.crate", &url, &wrong).unwrap_err();
+        assert!(matches!(e, FetchError::Checksum { .. }), "{e}");
+        assert!(!dl.path().join("x-1.crate").exists() && !dl.path().join("x-1.crate.part").exists());
+        let right = sha256_hex(&src).unwrap();
+        let got = download_checked("crate:x@1", dl.path(), "x-1.crate", &url, &right).unwrap();
+        assert_eq!(std::fs::read(got).unwrap(), b"not the crate");
     }
 
     #[test]

@@ -158,6 +158,38 @@ impl<'a> Builder<'a> {
         self.push(kind, bytes, lines, normalize_ws(self.text(n)), cs)
     }
 
+    /// A statement node for `n` whose parts `holes` (Python comprehensions, Rust iterator
+    /// chains) were built as loops of their own: each is written as its brackets around `…`
+    /// (or `…` alone), and its calls are left to its loop, so no operator or call is
+    /// counted twice.
+    fn node_around(&mut self, kind: NodeKind, n: TsNode<'a>, holes: &[TsNode<'a>]) -> LocalId {
+        if holes.is_empty() {
+            return self.node(kind, n, n);
+        }
+        let (bytes, lines) = span(n);
+        let mut text = String::new();
+        let mut at = n.start_byte();
+        for h in holes {
+            let whole = self.text(*h);
+            text.push_str(std::str::from_utf8(&self.src[at..h.start_byte().max(at)]).unwrap_or(""));
+            let (open, close) = (whole.chars().next().unwrap_or(' '), whole.chars().last().unwrap_or(' '));
+            // A Python comprehension keeps its brackets (a list, a set, a generator).
+            let bracketed = self.lang == Lang::Python && matches!((open, close), ('[', ']') | ('(', ')') | ('{', '}'));
+            if bracketed {
+                text.push(open);
+            }
+            text.push('…');
+            if bracketed {
+                text.push(close);
+            }
+            at = h.end_byte().max(at);
+        }
+        text.push_str(std::str::from_utf8(&self.src[at..n.end_byte().max(at)]).unwrap_or(""));
+        let mut cs = Vec::new();
+        calls::collect_outside(self.lang, n, self.src, holes, &mut cs);
+        self.push(kind, bytes, lines, normalize_ws(&text), cs)
+    }
+
     /// A node whose text is a fixed word (`try`, `finally`, `do`), without calls.
     fn marker(&mut self, kind: NodeKind, n: TsNode, word: &str) -> LocalId {
         let (bytes, lines) = span(n);

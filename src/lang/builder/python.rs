@@ -2,9 +2,8 @@
 //! `elif` chains, loop `else` clauses, `try`/`except`/`else`/`finally`, `with`, `match`
 //! and comprehensions (as the loops they are) get the control flow a reader sees.
 
-use super::super::calls;
 use super::{Builder, Frontier, TryCtx};
-use crate::graph::{normalize_ws, EdgeKind, LocalId, NodeKind};
+use crate::graph::{EdgeKind, LocalId, NodeKind};
 use tree_sitter::Node as TsNode;
 
 impl<'a> Builder<'a> {
@@ -79,31 +78,6 @@ impl<'a> Builder<'a> {
         let id = self.node_around(kind, n, &comps);
         self.connect(&fr, id);
         vec![(id, EdgeKind::Seq)]
-    }
-
-    /// A statement node for `n` whose comprehensions `comps` are loops of their own: each is
-    /// written as its brackets around `…`, and its calls are left to its loop, so no
-    /// operator or call is counted twice.
-    fn node_around(&mut self, kind: NodeKind, n: TsNode<'a>, comps: &[TsNode<'a>]) -> LocalId {
-        if comps.is_empty() {
-            return self.node(kind, n, n);
-        }
-        let (bytes, lines) = super::span(n);
-        let mut text = String::new();
-        let mut at = n.start_byte();
-        for c in comps {
-            let whole = self.text(*c);
-            text.push_str(std::str::from_utf8(&self.src[at..c.start_byte().max(at)]).unwrap_or(""));
-            let (open, close) = (whole.chars().next().unwrap_or('('), whole.chars().last().unwrap_or(')'));
-            text.push(open);
-            text.push('…');
-            text.push(close);
-            at = c.end_byte().max(at);
-        }
-        text.push_str(std::str::from_utf8(&self.src[at..n.end_byte().max(at)]).unwrap_or(""));
-        let mut cs = Vec::new();
-        calls::collect_outside(self.lang, n, self.src, comps, &mut cs);
-        self.push(kind, bytes, lines, normalize_ws(&text), cs)
     }
 
     /// `if`/`elif`/`else`: one condition node per test, each `elif` a sibling of the first.

@@ -2,10 +2,33 @@
 //! `while`, `for`, blocks). A block's value is its last expression: at the end of a
 //! function body it is the result, so it becomes a return node, and so do the values of
 //! the `if`/`match` arms there. `?` may leave the function, and `panic!`-like macros do.
+//! An iterator chain that a consuming method ends (`v.iter().filter(…).map(…).sum()`) runs
+//! a loop, so it is built as one: its source is the loop head, and each closure of its
+//! steps a node of the body (a test for `filter`-like steps). The closures stay functions
+//! of their own as well, as every closure does.
 
 use super::{Builder, Frontier};
 use crate::graph::{EdgeKind, NodeKind, EXIT};
 use tree_sitter::Node as TsNode;
+
+/// Iterator methods that consume the iterator: a chain ending in one runs a loop.
+const CONSUMERS: [&str; 25] = [
+    "for_each", "try_for_each", "sum", "product", "count", "collect", "fold", "try_fold", "reduce", "max", "min", "max_by",
+    "min_by", "max_by_key", "min_by_key", "any", "all", "find", "find_map", "position", "rposition", "last", "nth",
+    "partition", "unzip",
+];
+/// Iterator adapters: steps between a chain's source and its consumer.
+const ADAPTERS: [&str; 20] = [
+    "map", "filter", "filter_map", "flat_map", "flatten", "enumerate", "zip", "rev", "skip", "take", "step_by",
+    "take_while", "skip_while", "map_while", "inspect", "cloned", "copied", "chain", "peekable", "scan",
+];
+/// Methods that make an iterator of a collection, slice or string (a range is one too).
+const SOURCES: [&str; 16] = [
+    "iter", "iter_mut", "into_iter", "chars", "bytes", "char_indices", "lines", "split", "split_whitespace", "windows",
+    "chunks", "chunks_exact", "keys", "values", "values_mut", "drain",
+];
+/// Steps whose closure tests each item: a branch of the loop body.
+const TESTS: [&str; 7] = ["filter", "take_while", "skip_while", "any", "all", "find", "position"];
 
 /// Macros that never return.
 const DIVERGING: [&str; 4] = ["panic", "unreachable", "todo", "unimplemented"];
@@ -93,12 +116,43 @@ impl<'a> Builder<'a> {
             self.connect(&fr, d);
             return vec![(d, EdgeKind::Seq)];
         }
-        let d = self.node(NodeKind::Declaration, n, n);
+        let (fr, chains) = self.rs_chain_loops(value, fr);
+        let d = self.node_around(NodeKind::Declaration, n, &chains);
         self.connect(&fr, d);
         if self.leaves_early(n) {
             self.cfg.edge(d, EXIT, EdgeKind::Jump);
         }
         vec![(d, EdgeKind::Seq)]
+    }
+
+    /// The consumed iterator chains of `e` as loops, run before the statement uses their
+    /// value; returns the frontier after them and the chains (the statement's holes).
+    fn rs_chain_loops(&mut self, e: TsNode<'a>, mut fr: Frontier) -> (Frontier, Vec<TsNode<'a>>) {
+        let chains = outer_chains(e, self.src);
+        let mut holes = Vec::new();
+        for (call, chain) in chains {
+            // The head carries the calls of the whole chain outside its closures (`zip(b.iter())`).
+            let h = self.node(NodeKind::LoopHead, chain.source, call);
+            self.connect(&fr, h);
+            self.nest.push(h);
+            let mut cur = vec![(h, EdgeKind::True)];
+            for (name, body) in chain.steps {
+                let test = TESTS.contains(&name);
+                let id = self.node(if test { NodeKind::Condition } else { NodeKind::Statement }, body, body);
+                self.connect(&cur, id);
+                if test {
+                    self.cfg.edge(id, h, EdgeKind::Back);
+                    cur = vec![(id, EdgeKind::True)];
+                } else {
+                    cur = vec![(id, EdgeKind::Seq)];
+                }
+            }
+            self.connect_back(&cur, h);
+            self.nest.pop();
+            fr = vec![(h, EdgeKind::False)];
+            holes.push(call);
+        }
+        (fr, holes)
     }
 
     /// An expression in statement position; `tail`: its value is the function's result.
@@ -139,7 +193,8 @@ impl<'a> Builder<'a> {
                 None => self.rs_plain(e, fr, tail),
             },
             "return_expression" => {
-                let r = self.node(NodeKind::Return, e, e);
+                let (fr, chains) = self.rs_chain_loops(e, fr);
+                let r = self.node_around(NodeKind::Return, e, &chains);
                 self.connect(&fr, r);
                 self.route_return(r);
                 Vec::new()
@@ -153,13 +208,14 @@ impl<'a> Builder<'a> {
 
     /// An expression without control flow of its own: a statement, or the result.
     fn rs_plain(&mut self, e: TsNode<'a>, fr: Frontier, tail: bool) -> Frontier {
+        let (fr, chains) = self.rs_chain_loops(e, fr);
         if tail {
-            let r = self.node(NodeKind::Return, e, e);
+            let r = self.node_around(NodeKind::Return, e, &chains);
             self.connect(&fr, r);
             self.route_return(r);
             return Vec::new();
         }
-        let id = self.node(NodeKind::Statement, e, e);
+        let id = self.node_around(NodeKind::Statement, e, &chains);
         self.connect(&fr, id);
         if self.leaves_early(e) {
             self.cfg.edge(id, EXIT, EdgeKind::Jump);
@@ -270,4 +326,78 @@ fn is_statement_like(kind: &str) -> bool {
                 | "inner_attribute_item" | "line_comment" | "block_comment" | "empty_statement" | "label"
                 | "extern_crate_declaration" | "associated_type"
         )
+}
+
+/// A consumed iterator chain: its source (`v.iter()`, `(0..n)`) and, in order, the steps
+/// that pass a closure (the method's name and the closure's body).
+struct Chain<'t> {
+    source: TsNode<'t>,
+    steps: Vec<(&'static str, TsNode<'t>)>,
+}
+
+/// `recv.name(args)`, generic turbofish included: the receiver, the name and the arguments.
+fn method_call<'t>(n: TsNode<'t>, src: &'t [u8]) -> Option<(TsNode<'t>, &'t str, Option<TsNode<'t>>)> {
+    if n.kind() != "call_expression" {
+        return None;
+    }
+    let mut f = n.child_by_field_name("function")?;
+    if f.kind() == "generic_function" {
+        f = f.child_by_field_name("function")?;
+    }
+    if f.kind() != "field_expression" {
+        return None;
+    }
+    let name = f.child_by_field_name("field")?.utf8_text(src).ok()?;
+    Some((f.child_by_field_name("value")?, name, n.child_by_field_name("arguments")))
+}
+
+/// The body of the closure a step passes (`filter(|x| x > 0)` → `x > 0`).
+fn closure_body(args: Option<TsNode>) -> Option<TsNode> {
+    let args = args?;
+    let c = args.named_children(&mut args.walk()).find(|k| k.kind() == "closure_expression")?;
+    c.child_by_field_name("body")
+}
+
+/// The chain that call `n` ends, when `n` is a consuming method over adapters over a source.
+fn loop_chain<'t>(n: TsNode<'t>, src: &'t [u8]) -> Option<Chain<'t>> {
+    let (mut recv, name, args) = method_call(n, src)?;
+    let consumer = CONSUMERS.iter().find(|&&c| c == name)?;
+    let mut steps: Vec<(&'static str, TsNode<'t>)> = closure_body(args).map(|b| (*consumer, b)).into_iter().collect();
+    loop {
+        if let Some((r, m, a)) = method_call(recv, src) {
+            if let Some(adapter) = ADAPTERS.iter().find(|&&x| x == m) {
+                steps.extend(closure_body(a).map(|b| (*adapter, b)));
+                recv = r;
+                continue;
+            }
+            if !SOURCES.contains(&m) {
+                return None;
+            }
+        } else {
+            let inner = if recv.kind() == "parenthesized_expression" { recv.named_child(0)? } else { recv };
+            if inner.kind() != "range_expression" {
+                return None;
+            }
+        }
+        steps.reverse();
+        return Some(Chain { source: recv, steps });
+    }
+}
+
+/// The consumed chains in `n` that no other chain, closure or item holds, in source order.
+fn outer_chains<'t>(n: TsNode<'t>, src: &'t [u8]) -> Vec<(TsNode<'t>, Chain<'t>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![n];
+    while let Some(k) = stack.pop() {
+        if let Some(c) = loop_chain(k, src) {
+            out.push((k, c));
+            continue;
+        }
+        if super::super::calls::is_nested_scope(k.kind()) {
+            continue;
+        }
+        let kids: Vec<_> = k.named_children(&mut k.walk()).collect();
+        stack.extend(kids.into_iter().rev());
+    }
+    out
 }
