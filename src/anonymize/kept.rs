@@ -258,6 +258,12 @@ const RUST_LIBRARY: &[&str] = &[
     "to_vec", "to_owned", "split", "trim", "chars", "bytes", "lines", "parse", "ok", "err", "is_some", "is_none",
     "is_ok", "is_err", "unwrap_or", "unwrap_or_else", "unwrap_or_default", "cloned", "copied", "borrow",
     "borrow_mut", "write", "read", "lock", "peek", "first", "last", "truncate", "retain", "dedup", "drain",
+    // The rest of the iterator methods that make a chain a loop (`lang::builder::rust`): a
+    // renamed copy must build the same loops.
+    "char_indices", "split_whitespace", "windows", "chunks", "chunks_exact", "values_mut", "for_each", "try_for_each",
+    "product", "count", "try_fold", "reduce", "max_by", "min_by", "max_by_key", "min_by_key", "find_map", "rposition",
+    "nth", "partition", "unzip", "filter_map", "flat_map", "flatten", "step_by", "take_while", "skip_while",
+    "map_while", "inspect", "peekable", "scan",
 ];
 
 #[rustfmt::skip]

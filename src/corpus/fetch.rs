@@ -331,12 +331,12 @@ mod tests {
 
     #[test]
     fn registry_file_names() {
-        assert!(is_sdist_of("jellyfish-0.8.2.tar.gz", "jellyfish", "0.8.2"));
+        assert!(is_sdist_of("rapidfuzz-0.8.2.tar.gz", "rapidfuzz", "0.8.2"));
         assert!(is_sdist_of("Django-4.2.zip", "django", "4.2"));
         assert!(is_sdist_of("zope_interface-6.0.tar.gz", "zope.interface", "6.0"));
-        assert!(!is_sdist_of("jellyfish-0.8.2-cp311-cp311-manylinux.whl", "jellyfish", "0.8.2"));
-        assert!(!is_sdist_of("jellyfish-0.8.20.tar.gz", "jellyfish", "0.8.2"));
-        assert!(!is_sdist_of("jellyfish-extra-0.8.2.tar.gz", "jellyfish", "0.8.2"));
+        assert!(!is_sdist_of("rapidfuzz-0.8.2-cp311-cp311-manylinux.whl", "rapidfuzz", "0.8.2"));
+        assert!(!is_sdist_of("rapidfuzz-0.8.20.tar.gz", "rapidfuzz", "0.8.2"));
+        assert!(!is_sdist_of("rapidfuzz-extra-0.8.2.tar.gz", "rapidfuzz", "0.8.2"));
         assert_eq!(crate_index_path("a"), "1/a");
         assert_eq!(crate_index_path("cc"), "2/cc");
         assert_eq!(crate_index_path("syn"), "3/s/syn");
