@@ -183,17 +183,10 @@ fn main() -> ExitCode {
 /// next write would fail and `print!` would panic. Only for commands that write nothing
 /// but their output; servers keep ignoring it, since a client leaving is not their end.
 fn quiet_on_closed_pipe() {
-    #[cfg(target_os = "linux")]
-    {
-        extern "C" {
-            fn signal(sig: i32, handler: usize) -> usize;
-        }
-        const SIGPIPE: i32 = 13;
-        const SIG_DFL: usize = 0;
-        // Safety: restores the default action of one signal before any thread starts.
-        unsafe {
-            signal(SIGPIPE, SIG_DFL);
-        }
+    #[cfg(unix)]
+    // Safety: restores the default action of one signal before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 

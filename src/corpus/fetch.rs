@@ -146,15 +146,23 @@ pub fn fetch(spec: &str) -> Result<PathBuf, FetchError> {
 }
 
 /// `curl` of `url` to standard output, with `accept` as the Accept header.
-fn curl_text(spec: &str, url: &str, accept: &str) -> Result<String, FetchError> {
+/// Runs `curl -fsSL --retry 2 ARGS`; its standard output, or its error as a download failure of `spec`.
+fn curl(spec: &str, args: &[&std::ffi::OsStr]) -> Result<Vec<u8>, FetchError> {
     let out = Command::new("curl")
-        .args(["-fsSL", "--retry", "2", "-H", &format!("Accept: {accept}"), url])
+        .args(["-fsSL", "--retry", "2"])
+        .args(args)
         .output()
         .map_err(|source| FetchError::Spawn { cmd: "curl".into(), source })?;
     if !out.status.success() {
         return Err(FetchError::Download { spec: spec.into(), stderr: String::from_utf8_lossy(&out.stderr).trim().to_string() });
     }
-    String::from_utf8(out.stdout).map_err(|_| FetchError::Registry { spec: spec.into(), what: format!("{url} is not UTF-8") })
+    Ok(out.stdout)
+}
+
+fn curl_text(spec: &str, url: &str, accept: &str) -> Result<String, FetchError> {
+    let header = format!("Accept: {accept}");
+    let out = curl(spec, &["-H".as_ref(), header.as_ref(), url.as_ref()])?;
+    String::from_utf8(out).map_err(|_| FetchError::Registry { spec: spec.into(), what: format!("{url} is not UTF-8") })
 }
 
 /// PyPI's name normalization (PEP 503): lower case, runs of `-_.` as one `-`.
@@ -236,15 +244,9 @@ fn download_checked(spec: &str, dl: &Path, file: &str, url: &str, sha: &str) -> 
         return Ok(path);
     }
     let part = dl.join(format!("{file}.part"));
-    let out = Command::new("curl")
-        .args(["-fsSL", "--retry", "2", "-o"])
-        .arg(&part)
-        .arg(url)
-        .output()
-        .map_err(|source| FetchError::Spawn { cmd: "curl".into(), source })?;
-    if !out.status.success() {
+    if let Err(e) = curl(spec, &["-o".as_ref(), part.as_os_str(), url.as_ref()]) {
         let _ = std::fs::remove_file(&part);
-        return Err(FetchError::Download { spec: spec.into(), stderr: String::from_utf8_lossy(&out.stderr).trim().to_string() });
+        return Err(e);
     }
     let got = sha256_hex(&part)?;
     if !got.eq_ignore_ascii_case(sha) {

@@ -806,6 +806,25 @@ impl<'a> Builder<'a> {
     }
 }
 
+/// The outermost nodes under `n` (itself included) that `hit` accepts, in source order;
+/// the walk does not enter a hit, nor a node whose kind `stop` names (a nested scope).
+pub(super) fn outermost<'t, T>(n: TsNode<'t>, mut hit: impl FnMut(TsNode<'t>) -> Option<T>, stop: impl Fn(&str) -> bool) -> Vec<T> {
+    let mut out = Vec::new();
+    let mut stack = vec![n];
+    while let Some(k) = stack.pop() {
+        if let Some(t) = hit(k) {
+            out.push(t);
+            continue;
+        }
+        if stop(k.kind()) {
+            continue;
+        }
+        let kids: Vec<_> = k.named_children(&mut k.walk()).collect();
+        stack.extend(kids.into_iter().rev());
+    }
+    out
+}
+
 fn is_block(kind: &str) -> bool {
     matches!(kind, "compound_statement" | "block" | "constructor_body")
 }

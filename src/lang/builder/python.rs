@@ -264,18 +264,6 @@ impl<'a> Builder<'a> {
 
 /// Comprehensions in `n` that no other comprehension, lambda or nested definition holds.
 fn outer_comprehensions(n: TsNode) -> Vec<TsNode> {
-    let mut out = Vec::new();
-    let mut stack = vec![n];
-    while let Some(k) = stack.pop() {
-        if matches!(k.kind(), "list_comprehension" | "set_comprehension" | "dictionary_comprehension" | "generator_expression") {
-            out.push(k);
-            continue;
-        }
-        if matches!(k.kind(), "lambda" | "function_definition" | "class_definition") {
-            continue;
-        }
-        let kids: Vec<_> = k.named_children(&mut k.walk()).collect();
-        stack.extend(kids.into_iter().rev());
-    }
-    out
+    let is_comp = |k: TsNode| matches!(k.kind(), "list_comprehension" | "set_comprehension" | "dictionary_comprehension" | "generator_expression");
+    super::outermost(n, |k| is_comp(k).then_some(k), |kind| matches!(kind, "lambda" | "function_definition" | "class_definition"))
 }

@@ -386,18 +386,5 @@ fn loop_chain<'t>(n: TsNode<'t>, src: &'t [u8]) -> Option<Chain<'t>> {
 
 /// The consumed chains in `n` that no other chain, closure or item holds, in source order.
 fn outer_chains<'t>(n: TsNode<'t>, src: &'t [u8]) -> Vec<(TsNode<'t>, Chain<'t>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![n];
-    while let Some(k) = stack.pop() {
-        if let Some(c) = loop_chain(k, src) {
-            out.push((k, c));
-            continue;
-        }
-        if super::super::calls::is_nested_scope(k.kind()) {
-            continue;
-        }
-        let kids: Vec<_> = k.named_children(&mut k.walk()).collect();
-        stack.extend(kids.into_iter().rev());
-    }
-    out
+    super::outermost(n, |k| loop_chain(k, src).map(|c| (k, c)), super::super::calls::is_nested_scope)
 }
