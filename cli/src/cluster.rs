@@ -8,7 +8,7 @@ use beryl::cluster::protocol::{Reply, Request};
 use beryl::cluster::{shard_count, shard_of, Coordinator, Fanout, Local, ShardServer};
 use beryl::corpus::WalkOptions;
 use beryl::index::global::{self, Global};
-use beryl::index::{FeatureSet, IndexOptions};
+use beryl::index::IndexOptions;
 use beryl::search::SearchResult;
 use clap::Subcommand;
 use serde::{Deserialize, Serialize};
@@ -137,7 +137,7 @@ pub fn run(cmd: ClusterCmd) -> Result<()> {
             crate::args::check_paths(&paths)?;
             let encs = encoders.load(threads);
             let model = model.unwrap_or_else(|| default_model(encoders.statements.into()));
-            let opts = IndexOptions { walk: WalkOptions::default(), features: FeatureSet::default(), factory: faiss, flat_max, force: false, global: None };
+            let opts = IndexOptions { factory: faiss, flat_max, ..IndexOptions::default() };
             let m = global::fit(&paths, &out, &opts, &model, &encs, sample_bytes, &mut |s, d, t| log::info!("global parts: {s} {d}/{t}"))
                 .with_context(|| format!("training the global parts into {}", out.display()))?;
             println!("{}", serde_json::to_string_pretty(&m)?);

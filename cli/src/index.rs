@@ -92,6 +92,7 @@ impl IndexArgs {
             flat_max: a.flat_max,
             force: a.force,
             global: a.global.clone(),
+            ..IndexOptions::default()
         };
         let encs = a.encoders.load(a.threads);
         let model = a.model.clone().unwrap_or_else(|| default_model(a.encoders.statements.into()));

@@ -38,37 +38,84 @@ impl Csr {
 
     fn edges_of(icfg: &Icfg, same_file: bool) -> Csr {
         let g = &icfg.graph;
-        let edges: Vec<(u32, u32, EdgeKind)> = g.edge_references().map(|e| (e.source().index() as u32, e.target().index() as u32, *e.weight())).collect();
-        Csr::from_edges(icfg, &edges, same_file)
+        Csr::build(icfg, || g.edge_references().map(|e| (e.source().index() as u32, e.target().index() as u32, *e.weight())), same_file)
     }
 
     /// [`Csr::from_icfg`] (or with `same_file`, [`Csr::within_files`]) of the graph of
     /// `icfg`'s nodes and functions with the edges `edges` instead of its own.
     pub fn from_edges(icfg: &Icfg, edges: &[(u32, u32, EdgeKind)], same_file: bool) -> Csr {
+        Csr::build(icfg, || edges.iter().copied(), same_file)
+    }
+
+    /// The adjacency of the edges `edges()` yields (each pass the same), counted, then
+    /// filled: what it holds is the adjacency itself, not a list of edges beside it.
+    fn build<I: Iterator<Item = (u32, u32, EdgeKind)>>(icfg: &Icfg, edges: impl Fn() -> I, same_file: bool) -> Csr {
         let g = &icfg.graph;
         let n = g.node_count();
         let mut callers = vec![0usize; n];
-        for &(_, b, k) in edges {
+        for (_, b, k) in edges() {
             if k == EdgeKind::Call {
                 callers[b as usize] += 1;
             }
         }
         let hub = |callee_entry: usize| callers[callee_entry] > HUB_CALLERS;
         let node = |i: u32| &g[petgraph::graph::NodeIndex::new(i as usize)];
-        let mut pairs: Vec<(u32, u32)> = Vec::with_capacity(edges.len() * 2);
-        for &(a, b, k) in edges {
-            let skip = match k {
-                EdgeKind::Call => hub(b as usize),
-                // A return edge leaves the callee's EXIT; its ENTRY is the function's first node.
-                EdgeKind::Return => icfg.functions.get(node(a).function as usize).is_some_and(|f| hub(f.entry.index())),
-                _ => false,
-            };
-            if !skip && a != b && (!same_file || node(a).file == node(b).file) {
-                pairs.push((a, b));
-                pairs.push((b, a));
+        let kept = || {
+            edges().filter(|&(a, b, k)| {
+                let skip = match k {
+                    EdgeKind::Call => hub(b as usize),
+                    // A return edge leaves the callee's EXIT; its ENTRY is the function's first node.
+                    EdgeKind::Return => icfg.functions.get(node(a).function as usize).is_some_and(|f| hub(f.entry.index())),
+                    _ => false,
+                };
+                !skip && a != b && (!same_file || node(a).file == node(b).file)
+            })
+        };
+        Csr::from_pair_source(n, || kept().flat_map(|(a, b, _)| [(a, b), (b, a)]))
+    }
+
+    /// The adjacency of `n` nodes holding the directed `pairs` (duplicates dropped).
+    pub fn from_pairs(n: usize, pairs: Vec<(u32, u32)>) -> Csr {
+        Csr::from_pair_source(n, || pairs.iter().copied())
+    }
+
+    /// As [`Csr::from_pairs`], from pairs that `pairs()` yields again on each call: counted,
+    /// placed, then each row sorted and its repeats dropped.
+    fn from_pair_source<I: Iterator<Item = (u32, u32)>>(n: usize, pairs: impl Fn() -> I) -> Csr {
+        let mut offsets = vec![0u32; n + 1];
+        for (a, _) in pairs() {
+            offsets[a as usize + 1] += 1;
+        }
+        for i in 0..n {
+            offsets[i + 1] += offsets[i];
+        }
+        let mut targets = vec![0u32; offsets[n] as usize];
+        let mut next: Vec<u32> = offsets[..n].to_vec();
+        for (a, b) in pairs() {
+            targets[next[a as usize] as usize] = b;
+            next[a as usize] += 1;
+        }
+        drop(next);
+        // Rows sorted and deduplicated in place, moved down over the repeats dropped before them.
+        let mut write = 0usize;
+        for i in 0..n {
+            let (lo, hi) = (offsets[i] as usize, offsets[i + 1] as usize);
+            targets[lo..hi].sort_unstable();
+            offsets[i] = write as u32;
+            let mut last = None;
+            for r in lo..hi {
+                let t = targets[r];
+                if last != Some(t) {
+                    targets[write] = t;
+                    write += 1;
+                    last = Some(t);
+                }
             }
         }
-        Csr::from_pairs(n, pairs)
+        offsets[n] = write as u32;
+        targets.truncate(write);
+        targets.shrink_to_fit();
+        Csr { offsets, targets }
     }
 
     /// The graph the GCN reads: [`Csr::from_icfg`] restricted to edges between two nodes
@@ -79,29 +126,26 @@ impl Csr {
         Csr::edges_of(icfg, true)
     }
 
-    /// The adjacency of `n` nodes holding the directed `pairs` (duplicates dropped).
-    pub fn from_pairs(n: usize, mut pairs: Vec<(u32, u32)>) -> Csr {
-        pairs.sort_unstable();
-        pairs.dedup();
-        let mut offsets = vec![0u32; n + 1];
-        for &(a, _) in &pairs {
-            offsets[a as usize + 1] += 1;
-        }
-        for i in 0..n {
-            offsets[i + 1] += offsets[i];
-        }
-        Csr { offsets, targets: pairs.into_iter().map(|p| p.1).collect() }
-    }
-
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(24 + 4 * (self.offsets.len() + self.targets.len()));
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&(self.offsets.len() as u64).to_le_bytes());
-        out.extend_from_slice(&(self.targets.len() as u64).to_le_bytes());
-        for v in self.offsets.iter().chain(&self.targets) {
-            out.extend_from_slice(&v.to_le_bytes());
-        }
+        self.write_to(&mut out).expect("writing to memory");
         out
+    }
+
+    /// [`Csr::to_bytes`]'s bytes, handed to `out` a block at a time.
+    pub fn write_to(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        out.write_all(MAGIC)?;
+        out.write_all(&(self.offsets.len() as u64).to_le_bytes())?;
+        out.write_all(&(self.targets.len() as u64).to_le_bytes())?;
+        let mut buf = Vec::with_capacity(1 << 16);
+        for block in self.offsets.chunks(1 << 14).chain(self.targets.chunks(1 << 14)) {
+            buf.clear();
+            for v in block {
+                buf.extend_from_slice(&v.to_le_bytes());
+            }
+            out.write_all(&buf)?;
+        }
+        Ok(())
     }
 
     /// Parses [`Csr::to_bytes`]; `None` when the bytes are not a well-formed graph.
@@ -206,6 +250,21 @@ mod tests {
             offsets.push(targets.len() as u32);
         }
         Csr { offsets, targets }
+    }
+
+    #[test]
+    fn pairs_become_sorted_rows_without_repeats() {
+        // Out of order, repeated, a node with no pairs (3) and one with only repeats (4).
+        let pairs = vec![(2, 0), (0, 4), (2, 1), (0, 1), (2, 0), (4, 2), (4, 2), (0, 4), (1, 2)];
+        let c = Csr::from_pairs(5, pairs);
+        let rows: Vec<&[u32]> = (0..5).map(|i| c.neighbors(i)).collect();
+        assert_eq!(rows, [&[1, 4][..], &[2], &[0, 1], &[], &[2]]);
+        assert_eq!(c.targets.len(), 6);
+        assert_eq!(c.offsets, [0, 2, 3, 5, 5, 6]);
+        let mut written = Vec::new();
+        c.write_to(&mut written).unwrap();
+        assert_eq!(written, c.to_bytes());
+        assert_eq!(Csr::from_bytes(&written).unwrap().neighbors(2), &[0, 1]);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 #[allow(unused_imports)]
 use super::*;
+use super::spill::{Every, Spill};
 use super::update;
 
 /// Removes generations other than `keep` that no reader has open, and what earlier runs
@@ -241,16 +242,27 @@ pub(super) fn encoder_stats(enc: &crate::features::Encoder, fenc: &crate::featur
 /// Function texts of `functions` encoded a large chunk at a time (the encoder sorts each by
 /// length, so rows of a batch pad little), row-major.
 pub(super) fn function_vectors(fenc: &crate::features::Encoder, texts: &[String], progress: Progress) -> Result<Vec<f32>, IndexError> {
-    const FUNCTION_CHUNK: usize = 4096;
     let mut fvecs = Vec::with_capacity(texts.len() * crate::features::DIM);
-    for (chunk_no, chunk) in texts.chunks(FUNCTION_CHUNK).enumerate() {
+    let size = Batches::default().functions;
+    for (chunk_no, chunk) in texts.chunks(size).enumerate() {
         let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
         for v in fenc.encode_few(&refs)? {
             fvecs.extend_from_slice(&v);
         }
-        progress("functions", (chunk_no * FUNCTION_CHUNK + chunk.len()).min(texts.len()), texts.len());
+        progress("functions", (chunk_no * size + chunk.len()).min(texts.len()), texts.len());
     }
     Ok(fvecs)
+}
+
+/// Adds row-major `rows` to `index` under the next of `ids`, from `*at` on.
+fn add_block(index: &mut faiss::index::IndexImpl, rows: &[f32], ids: &[u64], at: &mut usize) -> Result<(), IndexError> {
+    let n = rows.len() / (faiss::Index::d(index) as usize).max(1);
+    let Some(these) = ids.get(*at..*at + n) else {
+        return Err(IndexError::Corrupt(format!("{} vectors for {} ids", *at + n, ids.len())));
+    };
+    vectors::add(index, rows, these)?;
+    *at += n;
+    Ok(())
 }
 
 /// The file text of every file of `icfg` (empty for removed or unreadable ones).
@@ -262,14 +274,61 @@ pub(super) fn read_sources(icfg: &Icfg, which: &(dyn Fn(usize) -> bool + Sync)) 
             if f.removed || !which(i) {
                 return String::new();
             }
-            std::fs::read(&f.path).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default()
+            read_text(&f.path)
         })
         .collect()
 }
 
+/// The text of one file, as every stage reads it: lossy UTF-8 (empty if it cannot be read).
+fn read_text(path: &Path) -> String {
+    std::fs::read(path).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default()
+}
+
+/// The texts of a few files at a time, read again where a full build needs them (function
+/// texts, BM25F documents): a corpus's sources are not held whole. A file whose text no
+/// longer has the hash of its first read reads as empty, since its functions' spans point
+/// into the old text; the database keeps the old hash, so the next update reads it again.
+struct Sources<'a> {
+    icfg: &'a Icfg,
+    hashes: &'a [String],
+    /// One slot a file; only the held files' are filled.
+    texts: Vec<String>,
+    held: std::ops::Range<usize>,
+}
+
+impl<'a> Sources<'a> {
+    fn new(icfg: &'a Icfg, hashes: &'a [String]) -> Sources<'a> {
+        Sources { icfg, hashes, texts: vec![String::new(); icfg.files.len()], held: 0..0 }
+    }
+
+    /// Holds the texts of the files of functions `fns`, and of no other file; returns every
+    /// file's slot.
+    fn hold(&mut self, fns: std::ops::Range<u32>) -> &[String] {
+        for t in &mut self.texts[self.held.clone()] {
+            *t = String::new();
+        }
+        let file = |f: u32| self.icfg.functions[f as usize].meta.file as usize;
+        let lo = fns.clone().map(file).min().unwrap_or(0);
+        let hi = fns.map(file).max().map_or(lo, |h| h + 1);
+        let (files, hashes) = (&self.icfg.files, self.hashes);
+        self.texts[lo..hi].par_iter_mut().enumerate().for_each(|(i, slot)| {
+            let f = &files[lo + i];
+            if f.removed {
+                return;
+            }
+            let text = read_text(&f.path);
+            if sha256_hex(text.as_bytes()) == hashes[lo + i] {
+                *slot = text;
+            } else {
+                log::warn!("{} changed while it was indexed: its functions get no text until the next update", f.path.display());
+            }
+        });
+        self.held = lo..hi;
+        &self.texts
+    }
+}
+
 /// The files a run skipped, as the database records them: path, content hash, reason.
-/// Nodes embedded at once in a full build: about 0.4 GB of rows and GCN layers.
-const EMBED_BATCH: usize = 32_768;
 
 pub(super) fn skipped_rows(skipped: &[corpus::walk::Skipped]) -> Vec<(String, String, String)> {
     skipped
@@ -301,9 +360,9 @@ fn full(
         let roots = inp.roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(", ");
         return Err(IndexError::Empty(format!("{roots} (skipped: {})", reasons.join(", "))));
     }
-    // Content hashes; the text is kept for the function texts below.
-    let sources = read_sources(&icfg, &|_| true);
-    let hashes: Vec<String> = sources.par_iter().map(|s| sha256_hex(s.as_bytes())).collect();
+    // Content hashes; the texts are read again a chunk at a time (see `Sources`).
+    let hashes: Vec<String> = icfg.files.par_iter().map(|f| sha256_hex(read_text(&f.path).as_bytes())).collect();
+    let mut sources = Sources::new(&icfg, &hashes);
     report.parse_seconds = t0.elapsed().as_secs_f64();
     report.files = icfg.files.len();
     report.lines = icfg.files.iter().map(|f| f.lines as u64).sum();
@@ -333,11 +392,11 @@ fn full(
     let projected = inp.global.map_or(vectors::projects(searchable) && !exact, |g| g.projection.is_some());
     // Projected rows are read twice (a sample to fit the projection, then all of them to
     // project): they wait on disk, a seventh of them comes back.
-    let mut spill = if projected { Some(super::spill::Spill::new(inp.dir, dim, super::project::sample_step(searchable))?) } else { None };
+    let mut spill = if projected { Some(Spill::new(inp.dir, dim, Every::nth(super::project::sample_step(searchable)))?) } else { None };
     let mut ids = Vec::with_capacity(searchable);
     let mut search_rows = Vec::new();
     let all: Vec<u32> = (0..icfg.graph.node_count() as u32).collect();
-    for batch in all.chunks(EMBED_BATCH) {
+    for batch in all.chunks(opts.batches.nodes.max(1)) {
         let rows = crate::model::embed::embed_nodes(model, &icfg, &csr, enc, batch, &mut |_, _| {})?;
         for (i, &n) in batch.iter().enumerate() {
             if vectors::searchable(icfg.graph[petgraph::graph::NodeIndex::new(n as usize)].kind) {
@@ -353,24 +412,25 @@ fn full(
         progress("embed", if batch.last() == all.last() { total_files } else { last.min(total_files) }, total_files);
     }
     drop(csr);
-    progress("shapes", 0, 0);
-    let ops = |n: petgraph::graph::NodeIndex| crate::model::embed::op_counts(&icfg.graph[n]);
-    let shapes: Vec<crate::shape::Shape> =
-        (0..icfg.functions.len() as u32).into_par_iter().map(|f| crate::shape::Shape::of_function(&icfg, f, &ops)).collect();
-    let shape_bytes = crate::shape::store::encode(&shapes);
-    drop(shapes);
-    let docs = lexical::documents(&icfg, &sources, &|f| {
-        function_comment(&icfg, f, &sources[icfg.functions[f as usize].meta.file as usize]).to_string()
-    });
-    let lexical_bytes = lexical::encode(&docs);
-    drop(docs);
-    // Function texts for natural-language search.
-    progress("functions", 0, icfg.functions.len());
-    let ftexts: Vec<String> = (0..icfg.functions.len() as u32)
-        .into_par_iter()
-        .map(|f| function_text(&icfg, f, &sources[icfg.functions[f as usize].meta.file as usize]))
-        .collect();
-    let fvecs = function_vectors(fenc, &ftexts, progress)?;
+    // Function texts for natural-language search, made and encoded a chunk at a time; the
+    // vectors wait on disk until the function index is trained on their sample.
+    let n_functions = icfg.functions.len();
+    let function_factory = inp.global.map_or_else(|| vectors::function_factory(n_functions), |g| g.meta.function_factory.clone());
+    let every = if inp.global.is_some() { Every::NONE } else { vectors::training_rows(&function_factory, n_functions) };
+    let mut fspill = Spill::new(inp.dir, crate::features::DIM, every)?;
+    progress("functions", 0, n_functions);
+    let chunk = opts.batches.functions.max(1);
+    for start in (0..n_functions as u32).step_by(chunk) {
+        let end = (start + chunk as u32).min(n_functions as u32);
+        let texts_of = sources.hold(start..end);
+        let texts: Vec<String> =
+            (start..end).into_par_iter().map(|f| function_text(&icfg, f, &texts_of[icfg.functions[f as usize].meta.file as usize])).collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        for v in fenc.encode_few(&refs)? {
+            fspill.push(&v)?;
+        }
+        progress("functions", end as usize, n_functions);
+    }
     let after = encoder_stats(enc, fenc);
     report.texts_encoded = after.0 - before.0;
     report.texts_from_cache = after.1 - before.1;
@@ -380,7 +440,6 @@ fn full(
     let t2 = Instant::now();
     progress("write", 0, 1);
     let node_factory = inp.global.map_or_else(|| vectors::factory_for(ids.len(), opts.flat_max, opts.factory.as_deref()), |g| g.meta.node_factory.clone());
-    let function_factory = inp.global.map_or_else(|| vectors::function_factory(ftexts.len()), |g| g.meta.function_factory.clone());
     let skipped = skipped_rows(&corpus.skipped);
     // Looked at after the reads: only files that had settled before them get a stamp.
     let stamps: Vec<(String, super::stamps::Stamp)> = icfg
@@ -391,52 +450,73 @@ fn full(
         .chain(skipped.par_iter().map(|s| (s.0.clone(), s.1.clone())))
         .filter_map(|(p, h)| super::stamps::Stamp::observe(Path::new(&p), &h, began).map(|s| (p, s)))
         .collect();
-    let function_ids: Vec<u64> = (0..ftexts.len() as u64).collect();
     let gen = commit(inp.dir, inp.model_dir, progress, |tmp| {
-        // The projection (the corpus's, or fitted on the spill's sample as `Projection::fit`
-        // samples), applied block by block as it applies to the whole.
-        let project = |spill: &mut super::spill::Spill, p: &Projection| -> Result<Vec<f32>, IndexError> {
-            let mut out = Vec::with_capacity(spill.rows() * p.d_out);
-            spill.blocks(Projection::BLOCK, &mut |b| {
-                out.extend(p.apply(b)?);
-                Ok(())
-            })?;
-            Ok(out)
-        };
-        let nodes_index = match (inp.global, spill.as_mut()) {
+        // Node vectors: the projection (the corpus's, or fitted on the spill's sample as
+        // `Projection::fit` samples) applied block by block as it applies to the whole; FAISS
+        // trained on the rows `vectors::training_rows` picks and filled a block at a time,
+        // which gives the index a build over all rows at once gives.
+        let nodes_index = match (inp.global, spill.take()) {
             // A shard: the corpus's projection and trained quantizers, this shard's vectors.
             (Some(g), spill) => {
                 let mut ix = g.node_index()?;
                 match (&g.projection, spill) {
-                    (Some(p), Some(spill)) => {
+                    (Some(p), Some(mut spill)) => {
                         p.write(&tmp.join("nodes.pca"))?;
-                        vectors::add(&mut ix, &project(spill, p)?, &ids)?;
+                        let mut at = 0;
+                        spill.blocks(Projection::BLOCK, &mut |b| add_block(&mut ix, &p.apply(b)?, &ids, &mut at))?;
                     }
                     _ => vectors::add(&mut ix, &search_rows, &ids)?,
                 }
                 ix
             }
-            (None, Some(spill)) => {
+            (None, Some(mut spill)) => {
                 let p = Projection::fit_sample(spill.sample(), dim, vectors::PCA_DIM)?;
                 p.write(&tmp.join("nodes.pca"))?;
-                vectors::build_with_ids(&node_factory, p.d_out, &project(spill, &p)?, &ids)?
+                let mut projected = Spill::new(inp.dir, p.d_out, vectors::training_rows(&node_factory, ids.len()))?;
+                spill.blocks(Projection::BLOCK, &mut |b| projected.push(&p.apply(b)?))?;
+                drop(spill);
+                let mut ix = vectors::trained_with_ids(&node_factory, p.d_out, projected.sample())?;
+                let mut at = 0;
+                projected.blocks(Projection::BLOCK, &mut |b| add_block(&mut ix, b, &ids, &mut at))?;
+                ix
             }
             (None, None) => vectors::build_with_ids(&node_factory, dim, &search_rows, &ids)?,
         };
-        drop(spill);
         vectors::write(&nodes_index, &tmp.join("nodes.faiss"))?;
         drop(nodes_index);
-        let f_index = match inp.global {
-            Some(g) => {
-                let mut ix = g.function_index()?;
-                vectors::add(&mut ix, &fvecs, &function_ids)?;
-                ix
-            }
-            None => vectors::build_with_ids(&function_factory, crate::features::DIM, &fvecs, &function_ids)?,
+        let function_ids: Vec<u64> = (0..n_functions as u64).collect();
+        let mut f_index = match inp.global {
+            Some(g) => g.function_index()?,
+            None => vectors::trained_with_ids(&function_factory, crate::features::DIM, fspill.sample())?,
         };
+        let mut at = 0;
+        fspill.blocks(chunk, &mut |b| add_block(&mut f_index, b, &function_ids, &mut at))?;
         vectors::write(&f_index, &tmp.join("functions.faiss"))?;
+        drop(f_index);
+        // Shapes and the BM25F index, made once the vectors are written so that neither is
+        // held beside them; BM25F a chunk of functions at a time (see `lexical::Builder`).
+        let ops = |n: petgraph::graph::NodeIndex| crate::model::embed::op_counts(&icfg.graph[n]);
+        let path = tmp.join("shapes.bin");
+        let mut shapes = crate::shape::store::FileWriter::create(&path, n_functions).map_err(io(&path))?;
+        for start in (0..n_functions as u32).step_by(chunk) {
+            let end = (start + chunk as u32).min(n_functions as u32);
+            let some: Vec<crate::shape::Shape> = (start..end).into_par_iter().map(|f| crate::shape::Shape::of_function(&icfg, f, &ops)).collect();
+            shapes.add(&some).map_err(io(&path))?;
+        }
+        shapes.finish().map_err(io(&path))?;
+        let mut lex = lexical::Builder::default();
+        for start in (0..n_functions as u32).step_by(chunk) {
+            let end = (start + chunk as u32).min(n_functions as u32);
+            let texts_of = sources.hold(start..end);
+            let comment = |f: u32| function_comment(&icfg, f, &texts_of[icfg.functions[f as usize].meta.file as usize]).to_string();
+            lex.add(&lexical::documents_of(&icfg, start..end, texts_of, &comment));
+        }
+        let path = tmp.join("lexical.bin");
+        let mut out = std::io::BufWriter::new(std::fs::File::create(&path).map_err(io(&path))?);
+        lex.write_to(&mut out).and_then(|()| std::io::Write::flush(&mut out)).map_err(io(&path))?;
+        drop(out);
         let live_ids: Vec<u32> = ids.iter().map(|&i| i as u32).collect();
-        write_parts(tmp, &live_ids, &shape_bytes, &lexical_bytes, &Csr::from_icfg(&icfg), &icfg)?;
+        write_graph_parts(tmp, &live_ids, &Csr::from_icfg(&icfg), &icfg)?;
         Ok(IndexMeta {
             format: FORMAT,
             beryl: env!("CARGO_PKG_VERSION").to_string(),
@@ -456,8 +536,8 @@ fn full(
             files: icfg.files.len(),
             lines: report.lines,
             source_bytes: report.source_bytes,
-            functions: icfg.functions.len(),
-            function_slots: icfg.functions.len(),
+            functions: n_functions,
+            function_slots: n_functions,
             nodes: icfg.graph.node_count(),
             indexed_nodes: ids.len(),
             edges: icfg.graph.edge_count(),
@@ -480,18 +560,25 @@ fn full(
 
 /// Writes the files every generation holds beside its vectors and database.
 pub(super) fn write_parts(tmp: &Path, live_ids: &[u32], shapes: &[u8], lexical: &[u8], csr: &Csr, icfg: &Icfg) -> Result<(), IndexError> {
+    write_file(tmp, "shapes.bin", shapes)?;
+    write_file(tmp, "lexical.bin", lexical)?;
+    write_graph_parts(tmp, live_ids, csr, icfg)
+}
+
+/// Writes the ids of the indexed nodes, the adjacency and the ICFG.
+fn write_graph_parts(tmp: &Path, live_ids: &[u32], csr: &Csr, icfg: &Icfg) -> Result<(), IndexError> {
     let id_bytes: Vec<u8> = live_ids.iter().flat_map(|&i| i.to_le_bytes()).collect();
-    for (name, bytes) in [
-        ("nodes.ids", &id_bytes[..]),
-        ("shapes.bin", shapes),
-        ("lexical.bin", lexical),
-        ("graph.bin", &csr.to_bytes()[..]),
-        ("icfg.bin", &super::icfg_file::to_file(icfg)[..]),
-    ] {
-        let p = tmp.join(name);
-        std::fs::write(&p, bytes).map_err(io(&p))?;
-    }
-    Ok(())
+    write_file(tmp, "nodes.ids", &id_bytes)?;
+    let p = tmp.join("graph.bin");
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&p).map_err(io(&p))?);
+    csr.write_to(&mut out).and_then(|()| std::io::Write::flush(&mut out)).map_err(io(&p))?;
+    let p = tmp.join("icfg.bin");
+    super::icfg_file::write(icfg, &p).map_err(io(&p))
+}
+
+fn write_file(tmp: &Path, name: &str, bytes: &[u8]) -> Result<(), IndexError> {
+    let p = tmp.join(name);
+    std::fs::write(&p, bytes).map_err(io(&p))
 }
 
 /// Writes a generation aside and swaps it in: `files(tmp)` writes the checksummed files
@@ -529,8 +616,8 @@ pub(super) fn commit(
         .par_iter()
         .map(|name| {
             let p = tmp.join(name);
-            match std::fs::read(&p) {
-                Ok(bytes) => Ok(Some((name.to_string(), checksum(&bytes)))),
+            match checksum_file(&p) {
+                Ok(sum) => Ok(Some((name.to_string(), sum))),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound && *name == "nodes.pca" => Ok(None),
                 Err(e) => Err(IndexError::Io { path: p, error: e }),
             }

@@ -15,21 +15,39 @@ const MAGIC: &[u8; 8] = b"BRYICF01";
 /// A language's code in the file is its place here: new languages are appended.
 const LANGS: [Lang; 7] = [Lang::C, Lang::Cpp, Lang::Java, Lang::Pcode, Lang::Python, Lang::Rust, Lang::Go];
 
-struct W(Vec<u8>);
+/// The record writer: a buffer handed to `out` a megabyte at a time; the first error is
+/// kept and returned at the end.
+struct W<'o> {
+    buf: Vec<u8>,
+    out: &'o mut dyn std::io::Write,
+    err: Option<std::io::Error>,
+}
 
-impl W {
+impl W<'_> {
+    fn put(&mut self, b: &[u8]) {
+        self.buf.extend_from_slice(b);
+        if self.buf.len() >= 1 << 20 {
+            self.flush();
+        }
+    }
+    fn flush(&mut self) {
+        if self.err.is_none() {
+            self.err = self.out.write_all(&self.buf).err();
+        }
+        self.buf.clear();
+    }
     fn u8(&mut self, v: u8) {
-        self.0.push(v);
+        self.put(&[v]);
     }
     fn u32(&mut self, v: u32) {
-        self.0.extend(v.to_le_bytes());
+        self.put(&v.to_le_bytes());
     }
     fn u64(&mut self, v: u64) {
-        self.0.extend(v.to_le_bytes());
+        self.put(&v.to_le_bytes());
     }
     fn str(&mut self, s: &str) {
         self.u32(s.len() as u32);
-        self.0.extend(s.as_bytes());
+        self.put(s.as_bytes());
     }
     fn lang(&mut self, l: Lang) {
         self.u8(LANGS.iter().position(|&x| x == l).unwrap_or(0) as u8);
@@ -79,9 +97,25 @@ impl R<'_> {
 
 /// `icfg.bin` as written: [`encode`], compressed.
 pub fn to_file(icfg: &Icfg) -> Vec<u8> {
-    let raw = encode(icfg);
+    let mut out = Vec::new();
+    compress_into(icfg, &mut out).expect("writing to memory");
+    out
+}
+
+/// Writes `icfg.bin` ([`to_file`]'s bytes) to `path` as it is made: neither the records
+/// nor their compressed form are held whole.
+pub fn write(icfg: &Icfg, path: &std::path::Path) -> std::io::Result<()> {
+    let mut file = std::io::BufWriter::new(std::fs::File::create(path)?);
+    compress_into(icfg, &mut file)?;
+    std::io::Write::flush(&mut file)
+}
+
+fn compress_into(icfg: &Icfg, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     // Level 3: within a few percent of the best ratio at a fraction of the time.
-    zstd::bulk::compress(&raw, 3).unwrap_or(raw)
+    let mut z = zstd::stream::Encoder::new(out, 3)?;
+    encode_into(icfg, &mut z)?;
+    z.finish()?;
+    Ok(())
 }
 
 /// The ICFG of `icfg.bin` ([`to_file`]; generations written before compression hold
@@ -97,8 +131,15 @@ pub fn from_file(bytes: &[u8]) -> Result<Icfg, String> {
 }
 
 pub fn encode(icfg: &Icfg) -> Vec<u8> {
-    let mut w = W(Vec::with_capacity(64 * icfg.graph.node_count()));
-    w.0.extend(MAGIC);
+    let mut out = Vec::with_capacity(64 * icfg.graph.node_count());
+    encode_into(icfg, &mut out).expect("writing to memory");
+    out
+}
+
+/// [`encode`]'s bytes, handed to `out` as they are made.
+fn encode_into(icfg: &Icfg, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    let mut w = W { buf: Vec::with_capacity(1 << 20), out, err: None };
+    w.put(MAGIC);
     w.u32(icfg.files.len() as u32);
     for f in &icfg.files {
         w.str(&f.path.to_string_lossy());
@@ -146,9 +187,9 @@ pub fn encode(icfg: &Icfg) -> Vec<u8> {
             w.u8(c.member as u8);
         }
     }
-    let intra: Vec<_> = icfg.graph.edge_references().filter(|e| !matches!(e.weight(), EdgeKind::Call | EdgeKind::Return)).collect();
-    w.u32(intra.len() as u32);
-    for e in intra {
+    let is_intra = |e: &petgraph::graph::EdgeReference<EdgeKind>| !matches!(e.weight(), EdgeKind::Call | EdgeKind::Return);
+    w.u32(icfg.graph.edge_references().filter(is_intra).count() as u32);
+    for e in icfg.graph.edge_references().filter(is_intra) {
         w.u32(e.source().index() as u32);
         w.u32(e.target().index() as u32);
         w.u8(EdgeKind::ALL.iter().position(|k| k == e.weight()).unwrap_or(0) as u8);
@@ -162,7 +203,8 @@ pub fn encode(icfg: &Icfg) -> Vec<u8> {
             w.u32(t);
         }
     }
-    w.0
+    w.flush();
+    w.err.map_or(Ok(()), Err)
 }
 
 /// The ICFG [`encode`] wrote, with its call sites but without call and return edges

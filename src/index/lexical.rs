@@ -53,13 +53,8 @@ fn joined(words: &[String]) -> Vec<String> {
     words.windows(2).filter(|w| w[0].chars().all(char::is_alphabetic) && w[1].chars().all(char::is_alphabetic)).map(|w| format!("{}{}", w[0], w[1])).collect()
 }
 
-/// The documents of every function of `icfg`; `sources[file]` is the file's text and
+/// The documents of the functions `fns` of `icfg`: `sources[file]` is the file's text and
 /// `comment(f)` the comment above function `f`.
-pub fn documents(icfg: &Icfg, sources: &[String], comment: &(dyn Fn(u32) -> String + Sync)) -> Vec<Doc> {
-    documents_of(icfg, 0..icfg.functions.len() as u32, sources, comment)
-}
-
-/// The documents of the functions `fns` of `icfg`, as [`documents`].
 pub fn documents_of(icfg: &Icfg, fns: std::ops::Range<u32>, sources: &[String], comment: &(dyn Fn(u32) -> String + Sync)) -> Vec<Doc> {
     fns.into_par_iter()
         .map(|f| {
@@ -144,23 +139,75 @@ fn postings_of<'d>(d: u32, doc: &'d Doc, into: &mut HashMap<&'d str, Vec<Posting
 }
 
 pub fn encode(docs: &[Doc]) -> Vec<u8> {
-    let mut postings: HashMap<&str, Vec<Posting>> = HashMap::new();
-    for (d, doc) in docs.iter().enumerate() {
-        postings_of(d as u32, doc, &mut postings);
-    }
-    let lens: Vec<[u16; FIELDS]> = docs.iter().map(lengths).collect();
-    write(&lens, postings)
+    let mut b = Builder::default();
+    b.add(docs);
+    let mut out = Vec::new();
+    b.write_to(&mut out).expect("writing to memory");
+    out
 }
 
-fn write(lens: &[[u16; FIELDS]], postings: HashMap<&str, Vec<Posting>>) -> Vec<u8> {
-    let mut terms: Vec<&str> = postings.keys().copied().filter(|t| t.len() <= 255 && !postings[t].is_empty()).collect();
-    terms.sort_unstable();
-    let mut body = Vec::new();
-    let mut buf = Vec::new();
-    for t in &terms {
-        put_term(&mut body, &mut buf, t, &postings[t]);
+/// `lexical.bin` built a chunk of documents at a time, as [`encode`] builds it from all of
+/// them: a term's postings are kept as the bytes the file holds (about 5 a posting), so
+/// what grows with the corpus is those bytes and the vocabulary, not the documents' terms.
+#[derive(Default)]
+pub struct Builder {
+    lens: Vec<[u16; FIELDS]>,
+    terms: HashMap<Box<str>, Postings>,
+}
+
+/// One term's posting list as written: document frequency, last document, bytes.
+#[derive(Default)]
+struct Postings {
+    count: u32,
+    last: u32,
+    bytes: Vec<u8>,
+}
+
+impl Builder {
+    /// Adds `docs` as the next documents.
+    pub fn add(&mut self, docs: &[Doc]) {
+        let base = self.lens.len() as u32;
+        let mut fresh: HashMap<&str, Vec<Posting>> = HashMap::new();
+        for (i, doc) in docs.iter().enumerate() {
+            self.lens.push(lengths(doc));
+            postings_of(base + i as u32, doc, &mut fresh);
+        }
+        for (t, list) in fresh {
+            // Terms past 255 bytes have no record (their length is one byte).
+            if t.len() > 255 {
+                continue;
+            }
+            let p = match self.terms.get_mut(t) {
+                Some(p) => p,
+                None => self.terms.entry(t.into()).or_default(),
+            };
+            for (d, counts) in list {
+                put_varint(&mut p.bytes, d - p.last);
+                p.last = d;
+                p.bytes.extend(counts);
+                p.count += 1;
+            }
+        }
     }
-    assemble(lens, terms.len() as u32, body)
+
+    /// Writes the index: header, field lengths, then the term records in term order.
+    pub fn write_to(self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let mut terms: Vec<(Box<str>, Postings)> = self.terms.into_iter().collect();
+        terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        out.write_all(MAGIC)?;
+        out.write_all(&(self.lens.len() as u32).to_le_bytes())?;
+        out.write_all(&(terms.len() as u32).to_le_bytes())?;
+        let lens: Vec<u8> = self.lens.iter().flatten().flat_map(|v| v.to_le_bytes()).collect();
+        out.write_all(&lens)?;
+        for (t, p) in terms {
+            out.write_all(&[t.len() as u8])?;
+            out.write_all(t.as_bytes())?;
+            out.write_all(&p.count.to_le_bytes())?;
+            out.write_all(&(p.bytes.len() as u32).to_le_bytes())?;
+            out.write_all(&p.bytes)?;
+        }
+        Ok(())
+    }
 }
 
 /// One term's record: length, bytes, document frequency, posting bytes, postings (`buf`
@@ -602,6 +649,28 @@ mod tests {
 
     fn doc(name: &str, comment: &str, body: &str) -> Doc {
         Doc { fields: [name_terms(Lang::C, &[], name), tokens(comment), tokens(body), tokens(&string_literals(body))] }
+    }
+
+    #[test]
+    fn a_build_in_chunks_writes_what_appending_writes() {
+        let docs = vec![
+            doc("vector_init", "allocates a vector", "v->data = malloc(n); v->size = 0;"),
+            doc("heap_sort", "sorts in place", "while (n > 1) { swap(a, 0, --n); sift_down(a, 0, n); }"),
+            doc("vector_free", "", "free(v->data); v->size = 0; puts(\"freed vector\")"),
+            doc("sift_down", "restores the heap", "while (2 * i + 1 < n) { c = 2 * i + 1; if (a[c] < a[c + 1]) c++; }"),
+        ];
+        let mut chunks = Builder::default();
+        chunks.add(&docs[..1]);
+        chunks.add(&docs[1..3]);
+        chunks.add(&docs[3..]);
+        let mut out = Vec::new();
+        chunks.write_to(&mut out).unwrap();
+        // `update` appends through its own writer: slots 2 and 3 added to an index of 0 and 1.
+        let first = Lexical::from_bytes(encode(&docs[..2])).unwrap();
+        assert_eq!(out, update(&first, &[], &docs[2..]));
+        assert_eq!(out, encode(&docs));
+        let lex = Lexical::from_bytes(out).unwrap();
+        assert_eq!(lex.len(), 4);
     }
 
     #[test]

@@ -201,11 +201,38 @@ pub struct IndexOptions {
     pub force: bool,
     /// Global parts to build with, as one shard of a larger corpus ([`global`]).
     pub global: Option<PathBuf>,
+    /// How much a full build handles at once.
+    pub batches: Batches,
 }
 
 impl Default for IndexOptions {
     fn default() -> Self {
-        IndexOptions { walk: WalkOptions::default(), features: FeatureSet::default(), factory: None, flat_max: 50_000, force: false, global: None }
+        IndexOptions {
+            walk: WalkOptions::default(),
+            features: FeatureSet::default(),
+            factory: None,
+            flat_max: 50_000,
+            force: false,
+            global: None,
+            batches: Batches::default(),
+        }
+    }
+}
+
+/// How much a full build handles at once: what it holds besides the corpus's graphs grows
+/// with these, not with the corpus. Any sizes give the same index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Batches {
+    /// Nodes through the GCN: about 12 KB each at the peak (input rows, two layers, output).
+    pub nodes: usize,
+    /// Functions through the function encoder and into BM25F: the encoder sorts a batch by
+    /// length, so large batches pad little.
+    pub functions: usize,
+}
+
+impl Default for Batches {
+    fn default() -> Self {
+        Batches { nodes: 32_768, functions: 4096 }
     }
 }
 
@@ -291,11 +318,33 @@ pub fn checksum(bytes: &[u8]) -> String {
     h.finalize().to_hex().to_string()
 }
 
-/// [`checksum`] of a file, read through a map: the database can be far larger than what
-/// an open otherwise reads.
+/// [`checksum`] of a file, read a few megabytes at a time: a generation's files can be far
+/// larger than what a build or an open may hold (a map would count them in its memory).
 fn checksum_file(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
     let mut h = blake3::Hasher::new();
-    h.update_mmap_rayon(path)?;
+    let mut file = std::fs::File::open(path)?;
+    let mut buf = vec![0u8; 8 << 20];
+    loop {
+        let mut got = 0;
+        // Whole buffers where the file has them, so the tree hash spreads across cores.
+        while got < buf.len() {
+            match file.read(&mut buf[got..]) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if got == 0 {
+            break;
+        }
+        if got > 1 << 22 {
+            h.update_rayon(&buf[..got]);
+        } else {
+            h.update(&buf[..got]);
+        }
+    }
     Ok(h.finalize().to_hex().to_string())
 }
 

@@ -1,7 +1,7 @@
-//! Search rows of a full build on disk: written as the GCN makes them, with every
-//! `step`-th row kept in memory as the projection's sample, and read back in blocks once
-//! the projection is fitted. The rows of a large corpus (924 floats a node) are the largest
-//! thing a build would otherwise hold; their projection is a seventh of it.
+//! Rows of a full build on disk: written as they are made, with an evenly spaced sample
+//! kept in memory, and read back in blocks once what the sample fits (a projection, FAISS
+//! quantizers) is ready. Search rows (924 floats a node), their projection and function
+//! vectors all grow with the corpus; a build holds none of them whole.
 //!
 //! The file has no name while it is used (made beside the index, then unlinked), so a
 //! killed build leaves nothing behind.
@@ -11,32 +11,57 @@ use std::fs::File;
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+/// Which rows of a stream are kept: `0, step, 2·step, …`, the first `take` of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Every {
+    pub step: usize,
+    pub take: usize,
+}
+
+impl Every {
+    /// Every `step`-th row, however many.
+    pub fn nth(step: usize) -> Every {
+        Every { step: step.max(1), take: usize::MAX }
+    }
+
+    /// No row: nothing will be fitted on the sample.
+    pub const NONE: Every = Every { step: 1, take: 0 };
+
+    fn keeps(&self, row: usize) -> bool {
+        row % self.step == 0 && row / self.step < self.take
+    }
+}
+
 pub struct Spill {
     out: BufWriter<File>,
     /// Where the file was made, for error messages.
     at: PathBuf,
     width: usize,
     rows: usize,
-    step: usize,
+    every: Every,
     sample: Vec<f32>,
 }
 
+/// Spills made by this process so far: each file gets a name of its own while it is made.
+static MADE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 impl Spill {
-    /// A spill of rows `width` wide in the folder `dir`, keeping rows `0, step, 2·step, …`
-    /// as the sample.
-    pub fn new(dir: &Path, width: usize, step: usize) -> Result<Spill, IndexError> {
+    /// A spill of rows `width` wide in the folder `dir`, keeping the rows `every` names as
+    /// the sample.
+    pub fn new(dir: &Path, width: usize, every: Every) -> Result<Spill, IndexError> {
         std::fs::create_dir_all(dir).map_err(io(dir))?;
-        let at = dir.join(format!(".rows-{}.tmp", std::process::id()));
+        let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let at = dir.join(format!(".rows-{}-{n}.tmp", std::process::id()));
         let file = File::options().read(true).write(true).create(true).truncate(true).open(&at).map_err(io(&at))?;
         // Unnamed from here on: the space goes when the file is closed, however the run ends.
         std::fs::remove_file(&at).map_err(io(&at))?;
-        Ok(Spill { out: BufWriter::with_capacity(1 << 20, file), at, width, rows: 0, step: step.max(1), sample: Vec::new() })
+        Ok(Spill { out: BufWriter::with_capacity(1 << 20, file), at, width, rows: 0, every, sample: Vec::new() })
     }
 
     /// Appends row-major `rows`.
     pub fn push(&mut self, rows: &[f32]) -> Result<(), IndexError> {
         for row in rows.chunks_exact(self.width) {
-            if self.rows % self.step == 0 {
+            if self.every.keeps(self.rows) {
                 self.sample.extend_from_slice(row);
             }
             self.rows += 1;
@@ -44,6 +69,7 @@ impl Spill {
         self.out.write_all(as_bytes(rows)).map_err(io(&self.at))
     }
 
+    #[cfg(test)]
     pub fn rows(&self) -> usize {
         self.rows
     }
@@ -87,7 +113,7 @@ mod tests {
     #[test]
     fn rows_come_back_in_blocks_with_every_step_th_sampled() {
         let dir = tempfile::tempdir().unwrap();
-        let mut s = Spill::new(dir.path(), 3, 4).unwrap();
+        let mut s = Spill::new(dir.path(), 3, Every::nth(4)).unwrap();
         // Nothing named stays in the folder.
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
         let rows: Vec<f32> = (0..30).map(|i| i as f32 * 0.5).collect();
@@ -107,11 +133,23 @@ mod tests {
     }
 
     #[test]
+    fn a_sample_stops_at_its_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Spill::new(dir.path(), 1, Every { step: 3, take: 2 }).unwrap();
+        s.push(&(0..10).map(|i| i as f32).collect::<Vec<_>>()).unwrap();
+        assert_eq!(s.sample(), &[0.0, 3.0]);
+        let mut none = Spill::new(dir.path(), 1, Every::NONE).unwrap();
+        none.push(&[1.0, 2.0]).unwrap();
+        assert!(none.sample().is_empty());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
     fn an_unwritable_folder_is_a_clear_error() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("plain");
         std::fs::write(&file, "x").unwrap();
-        let err = Spill::new(&file.join("under"), 3, 1).err().expect("a file is no folder");
+        let err = Spill::new(&file.join("under"), 3, Every::nth(1)).err().expect("a file is no folder");
         assert!(err.to_string().contains("plain"), "{err}");
     }
 }

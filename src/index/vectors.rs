@@ -203,18 +203,24 @@ pub fn build(factory: &str, dim: usize, rows: &[f32]) -> Result<IndexImpl, Index
     Ok(index)
 }
 
+/// The rows that train an index of `factory` over `n` vectors: evenly spaced, which bounds
+/// the cost: 64 vectors per IVF list (FAISS asks for 39), at least 25,000 for the product
+/// quantizer's 256 codes per block.
+pub fn training_rows(factory: &str, n: usize) -> super::spill::Every {
+    let lists: usize = factory.strip_prefix("IVF").and_then(|r| r.split(',').next()?.parse().ok()).unwrap_or(0);
+    let take = (64 * lists).clamp(25_000, 100_000).min(n);
+    super::spill::Every { step: (n / take.max(1)).max(1), take }
+}
+
 fn trained(factory: &str, dim: usize, rows: &[f32]) -> Result<IndexImpl, IndexError> {
     let fe = |e: faiss::error::Error| IndexError::Faiss(format!("{factory}: {e}"));
     let mut index = faiss::index_factory(dim as u32, factory, MetricType::InnerProduct).map_err(fe)?;
     let n = rows.len() / dim.max(1);
     if !index.is_trained() {
-        // Training on an evenly spaced sample bounds the cost: 64 vectors per IVF list (FAISS
-        // asks for 39), at least 25,000 for the product quantizer's 256 codes per block.
-        let lists: usize = factory.strip_prefix("IVF").and_then(|r| r.split(',').next()?.parse().ok()).unwrap_or(0);
-        let want = (64 * lists).clamp(25_000, 100_000).min(n);
-        let step = (n / want.max(1)).max(1);
-        let mut sample = Vec::with_capacity(want * dim);
-        for i in (0..n).step_by(step).take(want) {
+        // A sample that `training_rows` took already is taken whole again (step 1).
+        let every = training_rows(factory, n);
+        let mut sample = Vec::with_capacity(every.take * dim);
+        for i in (0..n).step_by(every.step).take(every.take) {
             sample.extend_from_slice(&rows[i * dim..(i + 1) * dim]);
         }
         index.train(&sample).map_err(fe)?;

@@ -24,6 +24,58 @@ pub fn encode(shapes: &[Shape]) -> Vec<u8> {
     assemble(&ends, body)
 }
 
+/// `shapes.bin` written to a file as the shapes are made, a chunk at a time: the records go
+/// to their place after the offsets, which are written last; neither the shapes nor their
+/// records are held whole. The bytes are [`encode`]'s.
+pub struct FileWriter {
+    out: std::io::BufWriter<std::fs::File>,
+    n: usize,
+    head: usize,
+    ends: Vec<u64>,
+    written: usize,
+    buf: Vec<u8>,
+}
+
+impl FileWriter {
+    /// A file at `path` for `n` shapes.
+    pub fn create(path: &std::path::Path, n: usize) -> std::io::Result<FileWriter> {
+        use std::io::{Seek, SeekFrom};
+        let head = 8 + 4 + 8 * (n + 1);
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
+        out.seek(SeekFrom::Start(head as u64))?;
+        Ok(FileWriter { out, n, head, ends: Vec::with_capacity(n), written: 0, buf: Vec::new() })
+    }
+
+    /// Appends the next shapes.
+    pub fn add(&mut self, shapes: &[Shape]) -> std::io::Result<()> {
+        use std::io::Write;
+        for s in shapes {
+            self.buf.clear();
+            record(s, &mut self.buf);
+            self.out.write_all(&self.buf)?;
+            self.written += self.buf.len();
+            self.ends.push((self.head + self.written) as u64);
+        }
+        Ok(())
+    }
+
+    /// Writes the offsets; every one of the `n` shapes must have been added.
+    pub fn finish(mut self) -> std::io::Result<()> {
+        use std::io::{Seek, SeekFrom, Write};
+        if self.ends.len() != self.n {
+            return Err(std::io::Error::other(format!("{} shapes written of {}", self.ends.len(), self.n)));
+        }
+        self.out.seek(SeekFrom::Start(0))?;
+        self.out.write_all(MAGIC)?;
+        self.out.write_all(&(self.n as u32).to_le_bytes())?;
+        self.out.write_all(&(self.head as u64).to_le_bytes())?;
+        for e in &self.ends {
+            self.out.write_all(&e.to_le_bytes())?;
+        }
+        self.out.flush()
+    }
+}
+
 /// Flag of a removed function's slot: no nodes, and [`Shapes::get`] gives `None`.
 const REMOVED: u8 = 2;
 
@@ -199,6 +251,27 @@ impl Shapes {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_written_in_chunks_holds_what_encode_makes() {
+        let src = "int f(int *a, int n) { int s = 0; for (int i = 0; i < n; i++) s += a[i]; return g(s); }\nint g(int x) { return x; }\nint h(void) { return f(0, 0) + g(1); }\n";
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.c"), src).unwrap();
+        let c = crate::corpus::load(&[dir.path().to_path_buf()], &crate::corpus::WalkOptions::default());
+        let shapes = Shape::all(&c.icfg);
+        assert_eq!(shapes.len(), 3);
+        let path = dir.path().join("shapes.bin");
+        let mut w = FileWriter::create(&path, 3).unwrap();
+        w.add(&shapes[..1]).unwrap();
+        w.add(&[]).unwrap();
+        w.add(&shapes[1..]).unwrap();
+        w.finish().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), encode(&shapes));
+        // Fewer shapes than promised is an error, not a file with offsets missing.
+        let mut short = FileWriter::create(&dir.path().join("short.bin"), 3).unwrap();
+        short.add(&shapes[..2]).unwrap();
+        assert!(short.finish().is_err());
+    }
 
     #[test]
     fn round_trip_and_damage() {
