@@ -252,14 +252,19 @@ impl Shapes {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_file_written_in_chunks_holds_what_encode_makes() {
-        let src = "int f(int *a, int n) { int s = 0; for (int i = 0; i < n; i++) s += a[i]; return g(s); }\nint g(int x) { return x; }\nint h(void) { return f(0, 0) + g(1); }\n";
+    /// The shapes of the functions of `src`, read as one C file.
+    fn shapes_of(src: &str) -> Vec<Shape> {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.c"), src).unwrap();
         let c = crate::corpus::load(&[dir.path().to_path_buf()], &crate::corpus::WalkOptions::default());
-        let shapes = Shape::all(&c.icfg);
+        Shape::all(&c.icfg)
+    }
+
+    #[test]
+    fn a_file_written_in_chunks_holds_what_encode_makes() {
+        let shapes = shapes_of("int f(int *a, int n) { int s = 0; for (int i = 0; i < n; i++) s += a[i]; return g(s); }\nint g(int x) { return x; }\nint h(void) { return f(0, 0) + g(1); }\n");
         assert_eq!(shapes.len(), 3);
+        let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("shapes.bin");
         let mut w = FileWriter::create(&path, 3).unwrap();
         w.add(&shapes[..1]).unwrap();
@@ -275,11 +280,7 @@ mod tests {
 
     #[test]
     fn round_trip_and_damage() {
-        let src = "int f(int *a, int n) { int s = 0; for (int i = 0; i < n; i++) { if (a[i] > 0) s += a[i]; } return g(s); }\nint g(int x) { return x; }\n";
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("a.c"), src).unwrap();
-        let c = crate::corpus::load(&[dir.path().to_path_buf()], &crate::corpus::WalkOptions::default());
-        let shapes = Shape::all(&c.icfg);
+        let shapes = shapes_of("int f(int *a, int n) { int s = 0; for (int i = 0; i < n; i++) { if (a[i] > 0) s += a[i]; } return g(s); }\nint g(int x) { return x; }\n");
         assert_eq!(shapes.len(), 2);
         let f = &shapes[0];
         let roles: Vec<Role> = f.nodes.iter().map(|n| n.role).collect();
