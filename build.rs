@@ -8,4 +8,11 @@ fn main() {
     // FAISS is built into /usr/local by scripts/setup.sh; rust-lld does not search there.
     println!("cargo:rustc-link-search=native=/usr/local/lib");
     println!("cargo:rustc-link-arg=-Wl,-rpath,/usr/local/lib");
+    // The library (this script also serves the binary and the lab): the few FAISS calls
+    // its C API lacks, against the FAISS that setup.sh installed.
+    if std::env::var("CARGO_PKG_NAME").as_deref() == Ok("beryl") {
+        println!("cargo:rerun-if-changed=src/index/faiss_shim.cpp");
+        cc::Build::new().cpp(true).std("c++17").include("/usr/local/include").file("src/index/faiss_shim.cpp").compile("beryl_faiss_shim");
+        println!("cargo:rustc-link-lib=dylib=faiss");
+    }
 }

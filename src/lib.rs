@@ -15,6 +15,7 @@ pub mod features;
 pub mod graph;
 pub mod index;
 pub mod lang;
+pub mod mapped;
 pub mod model;
 pub mod native;
 pub mod pcode;

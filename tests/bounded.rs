@@ -34,7 +34,7 @@ fn small_batches_build_the_same_index() {
     let (ga, gb) = (generation(&whole), generation(&small));
     let meta = std::fs::read_to_string(ga.join("meta.json")).unwrap();
     assert!(meta.contains("\"node_factory\": \"IVF"), "the node index is trained on a sample: {meta}");
-    for name in ["nodes.faiss", "nodes.pca", "nodes.ids", "functions.faiss", "shapes.bin", "lexical.bin", "graph.bin", "icfg.bin"] {
+    for name in ["nodes.faiss", "nodes.pca", "functions.faiss", "shapes.bin", "lexical.bin", "graph.bin", "icfg.bin"] {
         let (x, y) = (std::fs::read(ga.join(name)).unwrap(), std::fs::read(gb.join(name)).unwrap());
         assert!(!x.is_empty(), "{name} is empty");
         assert!(x == y, "{name} differs: {} bytes in the default batches, {} in small ones", x.len(), y.len());

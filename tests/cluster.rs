@@ -81,7 +81,7 @@ fn equal_results(faiss: Option<&str>, limit: Option<usize>) {
     // vector was computed in a build's batch, and f32 products round differently with the
     // batch's shape, so cache hits would make the two sides differ in the last bits.
     let qenc = idx.encoders(None);
-    assert_eq!(totals.indexed_nodes, idx.node_ids.len());
+    assert_eq!(totals.indexed_nodes, idx.meta.indexed_nodes);
     assert_eq!(totals.functions, idx.meta.functions);
 
     let ranker = Ranker::load(&Ranker::default_path()).unwrap();

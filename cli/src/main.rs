@@ -92,6 +92,13 @@ enum Cmd {
     Index(index::IndexArgs),
     /// Search an index with pseudocode (--pseudo FILE) or a natural-language QUERY.
     Search(search::SearchArgs),
+    /// Read every byte of an index and check it against the sums its build recorded
+    /// (opening reads a file only when it was written since it was last found whole).
+    Verify {
+        /// Index directory.
+        #[arg(long, default_value = ".beryl")]
+        index: PathBuf,
+    },
     /// Keep an index up to date while its sources change (one line per update).
     Watch(watch::WatchArgs),
     /// Benchmarks of search quality: CLARC, GenCodeSearchNet, algorithm location.
@@ -213,6 +220,12 @@ fn run(cli: Cli) -> Result<()> {
             train::train(corpora, lang, out, max_nodes, epochs, patience, seed, threads, encoder_dir, encoder.into())
         }
         Cmd::Doctor => doctor::run(),
+        Cmd::Verify { index } => {
+            let t = std::time::Instant::now();
+            beryl::index::verify(&index)?;
+            println!("{}: every file has its recorded sum (checked in {:.2} s)", index.display(), t.elapsed().as_secs_f64());
+            Ok(())
+        }
         Cmd::Index(a) => index::run(a),
         Cmd::Search(a) => search::run(a),
         Cmd::Watch(a) => watch::run(a),

@@ -523,14 +523,15 @@ fn the_server_follows_a_rebuilt_index() {
     corpus(&src);
     let idx = tmp.path().join("idx");
     index(&src, &idx);
-    let ids = generation(&idx).join("nodes.ids");
-    let mut b = std::fs::read(&ids).unwrap();
-    b[0] ^= 0xff;
-    std::fs::write(&ids, b).unwrap();
+    let graph = generation(&idx).join("graph.bin");
+    let mut b = std::fs::read(&graph).unwrap();
+    let mid = b.len() / 2;
+    b[mid] ^= 0xff;
+    std::fs::write(&graph, b).unwrap();
 
     let mut s = Mcp::start(&["--index", idx.to_str().unwrap()], tmp.path());
     let m = s.refused("search_text", json!({"query": "shortest paths"}), "index");
-    assert!(m.contains("nodes.ids"), "{m}");
+    assert!(m.contains("graph.bin"), "{m}");
     let (code, out, err) = run(beryl().arg("index").arg(&src).arg("--index").arg(&idx));
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("damaged"), "{out}");

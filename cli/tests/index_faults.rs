@@ -400,6 +400,72 @@ fn damaged_vector_files_are_noticed_and_rebuilt() {
     assert!(out.contains("#1 score"), "{out}");
 }
 
+/// Byte `at` of `path` flipped, and `verified.json` told that the file as it is now is the
+/// one found whole: the damage a disk makes in place, which no `stat` shows.
+fn rot(gen: &Path, name: &str, at: usize) {
+    use std::os::unix::fs::MetadataExt;
+    let p = gen.join(name);
+    let mut b = std::fs::read(&p).unwrap();
+    b[at] ^= 0x5a;
+    std::fs::write(&p, &b).unwrap();
+    let rec = gen.join("verified.json");
+    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&rec).unwrap()).unwrap();
+    let m = std::fs::metadata(&p).unwrap();
+    let e = &mut v[name];
+    assert!(e.is_object(), "{name} is not in the record: {v}");
+    e["len"] = m.len().into();
+    e["ino"] = m.ino().into();
+    e["dev"] = m.dev().into();
+    e["mtime"] = serde_json::json!([m.mtime(), m.mtime_nsec()]);
+    e["ctime"] = serde_json::json!([m.ctime(), m.ctime_nsec()]);
+    std::fs::write(&rec, v.to_string()).unwrap();
+}
+
+#[test]
+fn opening_sums_a_file_once_and_verify_reads_every_byte() {
+    let (_tmp, src, index) = scratch();
+    let (code, _, err) = run(beryl().arg("index").arg(&src).arg("--index").arg(&index));
+    assert_eq!(code, 0, "{err}");
+    let gen = index.join(std::fs::read_link(index.join("current")).unwrap());
+    // The build recorded every file it summed.
+    let rec: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(gen.join("verified.json")).unwrap()).unwrap();
+    for name in ["index.sqlite", "nodes.faiss", "functions.faiss", "graph.bin", "shapes.bin", "lexical.bin", "icfg.bin"] {
+        assert!(rec[name]["sum"].is_string(), "{name}: {rec}");
+    }
+    let (code, out, err) = run(beryl().arg("verify").arg("--index").arg(&index));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("every file has its recorded sum"), "{out}");
+
+    // A damaged file the record does not see: opening trusts the record, `verify` does not
+    // (exit 3, naming the file), and takes the file out of the record, so that the next
+    // open sums it and refuses the index.
+    let size = std::fs::metadata(gen.join("functions.faiss")).unwrap().len() as usize;
+    rot(&gen, "functions.faiss", size / 2);
+    let (code, _, err) = run(beryl().arg("verify").arg("--index").arg(&index));
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("damaged") && err.contains("functions.faiss"), "{err}");
+    let (code, _, err) = search(&index);
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("functions.faiss"), "{err}");
+    // `beryl index` rebuilds it, and the new generation verifies.
+    let (code, out, err) = run(beryl().arg("index").arg(&src).arg("--index").arg(&index));
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains("up to date"), "{out}");
+    let (code, _, err) = run(beryl().arg("verify").arg("--index").arg(&index));
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = search(&index);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("#1 score"), "{out}");
+
+    // A record that is not one means every file is summed again.
+    let gen = index.join(std::fs::read_link(index.join("current")).unwrap());
+    std::fs::write(gen.join("verified.json"), b"{ torn").unwrap();
+    let (code, _, err) = search(&index);
+    assert_eq!(code, 0, "{err}");
+    let rec: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(gen.join("verified.json")).unwrap()).unwrap();
+    assert!(rec["shapes.bin"]["sum"].is_string(), "{rec}");
+}
+
 #[test]
 fn an_index_of_a_newer_format_is_left_alone() {
     let (_tmp, src, index) = scratch();

@@ -76,7 +76,7 @@ impl ShardServer {
             index: dir.display().to_string(),
             global: g.meta.id.clone(),
             lexical: lexical_sha,
-            indexed_nodes: index.node_ids.len(),
+            indexed_nodes: index.meta.indexed_nodes,
             functions: index.meta.functions,
             lines: index.meta.lines,
             roots: index.meta.roots.clone(),

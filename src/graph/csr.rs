@@ -14,8 +14,50 @@ pub const HUB_CALLERS: usize = 24;
 
 #[derive(Debug, Default, Clone)]
 pub struct Csr {
-    offsets: Vec<u32>,
-    targets: Vec<u32>,
+    offsets: Words,
+    targets: Words,
+}
+
+/// A run of `u32`s, in memory or read in place from a mapped `graph.bin` (an index opens
+/// without reading its adjacency: a query touches a few thousand rows of it).
+enum Words {
+    Owned(Vec<u32>),
+    /// `len` words from byte `start` of `map`; `start` is a multiple of 4 and the map is
+    /// page aligned, and the file is little-endian as the words are (checked at mapping).
+    Mapped { map: std::sync::Arc<crate::mapped::Bytes>, start: usize, len: usize },
+}
+
+impl Default for Words {
+    fn default() -> Words {
+        Words::Owned(Vec::new())
+    }
+}
+
+impl Clone for Words {
+    fn clone(&self) -> Words {
+        match self {
+            Words::Owned(v) => Words::Owned(v.clone()),
+            Words::Mapped { map, start, len } => Words::Mapped { map: map.clone(), start: *start, len: *len },
+        }
+    }
+}
+
+impl std::fmt::Debug for Words {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} words", self.len())
+    }
+}
+
+impl std::ops::Deref for Words {
+    type Target = [u32];
+    fn deref(&self) -> &[u32] {
+        match self {
+            Words::Owned(v) => v,
+            // SAFETY: `Csr::mapped` made this only for an aligned, in-bounds range of a
+            // little-endian map, which lives as long as `self`.
+            Words::Mapped { map, start, len } => unsafe { std::slice::from_raw_parts(map.as_ptr().add(*start).cast::<u32>(), *len) },
+        }
+    }
 }
 
 impl Csr {
@@ -26,7 +68,8 @@ impl Csr {
     pub fn neighbors(&self, n: u32) -> &[u32] {
         let i = n as usize;
         match (self.offsets.get(i), self.offsets.get(i + 1)) {
-            (Some(&a), Some(&b)) => &self.targets[a as usize..b as usize],
+            // A mapped graph's rows are checked as they are read.
+            (Some(&a), Some(&b)) => self.targets.get(a as usize..b as usize).unwrap_or(&[]),
             _ => &[],
         }
     }
@@ -115,7 +158,7 @@ impl Csr {
         offsets[n] = write as u32;
         targets.truncate(write);
         targets.shrink_to_fit();
-        Csr { offsets, targets }
+        Csr { offsets: Words::Owned(offsets), targets: Words::Owned(targets) }
     }
 
     /// The graph the GCN reads: [`Csr::from_icfg`] restricted to edges between two nodes
@@ -166,21 +209,53 @@ impl Csr {
             && offsets.windows(2).all(|w| w[0] <= w[1])
             && offsets[nodes] as usize == nt
             && targets.iter().all(|&t| (t as usize) < nodes);
-        ok.then(|| Csr { offsets: offsets.to_vec(), targets: targets.to_vec() })
+        ok.then(|| Csr { offsets: Words::Owned(offsets.to_vec()), targets: Words::Owned(targets.to_vec()) })
+    }
+
+    /// [`Csr::from_bytes`] over a mapped file, read in place: only the header and the two
+    /// ends of the offsets are checked here, since checking every word would read the whole
+    /// file; what a damaged row could hold is checked where rows are read (`neighbors`
+    /// slices with `get`, [`Bfs`] skips targets out of range). Decoded instead where the
+    /// map cannot be read as words (a big-endian machine).
+    pub fn mapped(map: crate::mapped::Bytes) -> Option<Csr> {
+        let b = &map[..];
+        if b.len() < 24 || &b[..8] != MAGIC {
+            return None;
+        }
+        let no = u64::from_le_bytes(b[8..16].try_into().ok()?) as usize;
+        let nt = u64::from_le_bytes(b[16..24].try_into().ok()?) as usize;
+        if no == 0 || b.len() - 24 != 4 * no.checked_add(nt)? {
+            return None;
+        }
+        if cfg!(target_endian = "big") || (map.as_ptr() as usize) % 4 != 0 {
+            return Csr::from_bytes(b);
+        }
+        let word = |i: usize| u32::from_le_bytes(b[24 + 4 * i..28 + 4 * i].try_into().expect("4 bytes"));
+        if word(0) != 0 || word(no - 1) as usize != nt {
+            return None;
+        }
+        let map = std::sync::Arc::new(map);
+        Some(Csr {
+            offsets: Words::Mapped { map: map.clone(), start: 24, len: no },
+            targets: Words::Mapped { map, start: 24 + 4 * no, len: nt },
+        })
     }
 }
 
 /// Bounded breadth-first searches that reuse one distance array.
 pub struct Bfs<'a> {
     csr: &'a Csr,
-    dist: Vec<u32>,
+    /// Distance + 1 of each node reached, 0 for the others: zeroed memory, which the
+    /// system hands out untouched, so a search over millions of nodes pays only for the
+    /// pages it reaches.
+    seen: Vec<u32>,
     touched: Vec<u32>,
     queue: Vec<u32>,
 }
 
 impl<'a> Bfs<'a> {
     pub fn new(csr: &'a Csr) -> Self {
-        Bfs { csr, dist: vec![u32::MAX; csr.node_count()], touched: Vec::new(), queue: Vec::new() }
+        Bfs { csr, seen: vec![0; csr.node_count()], touched: Vec::new(), queue: Vec::new() }
     }
 
     /// Distances from `from` to those of `wanted` within `radius` edges. The search stops
@@ -189,23 +264,23 @@ impl<'a> Bfs<'a> {
     /// not depend on the order of neighbours (that is, on how nodes happen to be numbered).
     pub fn distances(&mut self, from: u32, radius: u32, max_visits: usize, wanted: &HashMap<u32, usize>) -> Vec<(usize, u32)> {
         for &t in &self.touched {
-            self.dist[t as usize] = u32::MAX;
+            self.seen[t as usize] = 0;
         }
         self.touched.clear();
         self.queue.clear();
         let mut found = Vec::new();
-        if from as usize >= self.dist.len() {
+        if from as usize >= self.seen.len() {
             return found;
         }
-        self.dist[from as usize] = 0;
+        self.seen[from as usize] = 1;
         self.touched.push(from);
         self.queue.push(from);
         let mut head = 0;
         while head < self.queue.len() {
             let n = self.queue[head];
-            let d = self.dist[n as usize];
+            let d = self.seen[n as usize] - 1;
             // A new distance begins: go on only within the budget.
-            if (head == 0 || self.dist[self.queue[head - 1] as usize] != d) && self.touched.len() >= max_visits && d > 0 {
+            if (head == 0 || self.seen[self.queue[head - 1] as usize] - 1 != d) && self.touched.len() >= max_visits && d > 0 {
                 break;
             }
             head += 1;
@@ -216,8 +291,9 @@ impl<'a> Bfs<'a> {
                 continue;
             }
             for &m in self.csr.neighbors(n) {
-                if self.dist[m as usize] == u32::MAX {
-                    self.dist[m as usize] = d + 1;
+                // A target out of range is a damaged mapped graph: not followed.
+                if let Some(s @ 0) = self.seen.get_mut(m as usize) {
+                    *s = d + 2;
                     self.touched.push(m);
                     self.queue.push(m);
                 }
@@ -226,7 +302,7 @@ impl<'a> Bfs<'a> {
         // Nodes reached (at the next distance) but not expanded when the budget ran out.
         for &n in &self.queue[head..] {
             if let Some(&slot) = wanted.get(&n) {
-                found.push((slot, self.dist[n as usize]));
+                found.push((slot, self.seen[n as usize] - 1));
             }
         }
         found
@@ -249,7 +325,41 @@ mod tests {
             }
             offsets.push(targets.len() as u32);
         }
-        Csr { offsets, targets }
+        Csr { offsets: Words::Owned(offsets), targets: Words::Owned(targets) }
+    }
+
+    #[test]
+    fn a_mapped_graph_reads_as_the_decoded_one_and_damage_does_not_panic() {
+        let c = chain(50);
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("graph.bin");
+        std::fs::write(&p, c.to_bytes()).unwrap();
+        let m = Csr::mapped(crate::mapped::Bytes::map(&p).unwrap()).unwrap();
+        assert!(matches!(m.targets, Words::Mapped { .. }));
+        assert_eq!(m.node_count(), 50);
+        for n in 0..52 {
+            assert_eq!(m.neighbors(n), c.neighbors(n), "node {n}");
+        }
+        let wanted: HashMap<u32, usize> = (0..50).map(|n| (n, n as usize)).collect();
+        assert_eq!(Bfs::new(&m).distances(10, 5, 1000, &wanted), Bfs::new(&c).distances(10, 5, 1000, &wanted));
+        assert!(Csr::mapped(crate::mapped::Bytes::map(&p).unwrap()).is_some());
+        // A target past the nodes and a row that runs backwards, which only a full
+        // decode would notice: read as no edge and an empty row.
+        let mut bad = c.to_bytes();
+        let (no, first_target) = (51usize, 24 + 4 * 51);
+        bad[first_target..first_target + 4].copy_from_slice(&999u32.to_le_bytes());
+        bad[24 + 4 * 20..24 + 4 * 21].copy_from_slice(&90u32.to_le_bytes());
+        std::fs::write(&p, &bad).unwrap();
+        assert!(Csr::from_bytes(&bad).is_none());
+        let m = Csr::mapped(crate::mapped::Bytes::map(&p).unwrap()).unwrap();
+        assert_eq!(m.node_count(), no - 1);
+        assert_eq!(m.neighbors(0), &[999]);
+        assert_eq!(m.neighbors(20), &[] as &[u32]);
+        let d = Bfs::new(&m).distances(0, 50, 1000, &wanted);
+        assert_eq!(d, vec![(0, 0)]);
+        // Sizes that disagree with the header are refused.
+        std::fs::write(&p, &bad[..bad.len() - 4]).unwrap();
+        assert!(Csr::mapped(crate::mapped::Bytes::map(&p).unwrap()).is_none());
     }
 
     #[test]
@@ -312,7 +422,7 @@ mod tests {
                 targets.extend(a);
                 offsets.push(targets.len() as u32);
             }
-            Csr { offsets, targets }
+            Csr { offsets: Words::Owned(offsets), targets: Words::Owned(targets) }
         };
         let wanted: HashMap<u32, usize> = (0..8).map(|n| (n, n as usize)).collect();
         for order in [[1, 2, 3, 4, 5, 6], [6, 5, 4, 3, 2, 1]] {

@@ -119,7 +119,12 @@ pub fn build(
     // Compare with the index in place, by path and content hash.
     let previous = current_generation(dir)
         .filter(|g| identity.mismatch(g, false).is_none())
-        .and_then(|g| read_meta(&g).and_then(|m| open_store(&g, &m)).ok().map(|s| (g, s)));
+        .and_then(|g| {
+            let mut v = super::verified::Verified::load(&g);
+            let store = read_meta(&g).and_then(|m| open_store(&g, &m, &mut v)).ok();
+            v.save();
+            store.map(|s| (g, s))
+        });
     if let Some((gen, store)) = previous.filter(|_| !opts.force) {
         lap("identity");
         let diff = update::Diff::of(&store, &files, &|p| opts.walk.lang_of(p))?;
@@ -515,8 +520,7 @@ fn full(
         let mut out = std::io::BufWriter::new(std::fs::File::create(&path).map_err(io(&path))?);
         lex.write_to(&mut out).and_then(|()| std::io::Write::flush(&mut out)).map_err(io(&path))?;
         drop(out);
-        let live_ids: Vec<u32> = ids.iter().map(|&i| i as u32).collect();
-        write_graph_parts(tmp, &live_ids, &Csr::from_icfg(&icfg), &icfg)?;
+        write_graph_parts(tmp, &Csr::from_icfg(&icfg), &icfg)?;
         Ok(IndexMeta {
             format: FORMAT,
             beryl: env!("CARGO_PKG_VERSION").to_string(),
@@ -559,16 +563,14 @@ fn full(
 }
 
 /// Writes the files every generation holds beside its vectors and database.
-pub(super) fn write_parts(tmp: &Path, live_ids: &[u32], shapes: &[u8], lexical: &[u8], csr: &Csr, icfg: &Icfg) -> Result<(), IndexError> {
+pub(super) fn write_parts(tmp: &Path, shapes: &[u8], lexical: &[u8], csr: &Csr, icfg: &Icfg) -> Result<(), IndexError> {
     write_file(tmp, "shapes.bin", shapes)?;
     write_file(tmp, "lexical.bin", lexical)?;
-    write_graph_parts(tmp, live_ids, csr, icfg)
+    write_graph_parts(tmp, csr, icfg)
 }
 
-/// Writes the ids of the indexed nodes, the adjacency and the ICFG.
-fn write_graph_parts(tmp: &Path, live_ids: &[u32], csr: &Csr, icfg: &Icfg) -> Result<(), IndexError> {
-    let id_bytes: Vec<u8> = live_ids.iter().flat_map(|&i| i.to_le_bytes()).collect();
-    write_file(tmp, "nodes.ids", &id_bytes)?;
+/// Writes the adjacency and the ICFG.
+fn write_graph_parts(tmp: &Path, csr: &Csr, icfg: &Icfg) -> Result<(), IndexError> {
     let p = tmp.join("graph.bin");
     let mut out = std::io::BufWriter::new(std::fs::File::create(&p).map_err(io(&p))?);
     csr.write_to(&mut out).and_then(|()| std::io::Write::flush(&mut out)).map_err(io(&p))?;
@@ -635,6 +637,12 @@ pub(super) fn commit(
     let meta_json = serde_json::to_string_pretty(&meta).map_err(|e| IndexError::Corrupt(e.to_string()))?;
     let mpath = tmp.join("meta.json");
     std::fs::write(&mpath, meta_json).map_err(io(&mpath))?;
+    // Summed as they were written: readers need not read them again to trust them.
+    let mut seen = super::verified::Verified::empty(&tmp);
+    for (name, sum) in &meta.checksums {
+        seen.note(name, sum);
+    }
+    seen.save();
     for entry in std::fs::read_dir(&tmp).map_err(io(&tmp))?.flatten() {
         if let Ok(f) = std::fs::File::open(entry.path()) {
             let _ = f.sync_all();

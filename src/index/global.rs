@@ -319,7 +319,7 @@ pub fn reduce(global: &Global, shards: &[PathBuf]) -> Result<Totals, IndexError>
         let own = ix.lexical.stats();
         stats.add(&own);
         let canonical = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
-        totals.shards.push(ShardTotals { dir: canonical.display().to_string(), statistics: sha256_hex(&own.to_bytes()), indexed_nodes: ix.node_ids.len(), functions: ix.meta.functions, lines: ix.meta.lines });
+        totals.shards.push(ShardTotals { dir: canonical.display().to_string(), statistics: sha256_hex(&own.to_bytes()), indexed_nodes: ix.meta.indexed_nodes, functions: ix.meta.functions, lines: ix.meta.lines });
     }
     totals.indexed_nodes = totals.shards.iter().map(|s| s.indexed_nodes).sum();
     totals.functions = totals.shards.iter().map(|s| s.functions).sum();

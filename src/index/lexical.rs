@@ -266,8 +266,7 @@ pub fn update(old: &Lexical, removed: &[u32], added: &[Doc]) -> Vec<u8> {
     let mut new_terms: Vec<&str> = fresh.keys().copied().filter(|t| t.len() <= 255).collect();
     new_terms.sort_unstable();
     // Old terms in file order, which is sorted order.
-    let mut old_terms: Vec<(&str, usize, usize, usize)> = old.terms.iter().map(|(t, &(_, a, b))| (t.as_str(), a - 9 - t.len(), a, b)).collect();
-    old_terms.sort_unstable_by(|x, y| x.0.cmp(y.0));
+    let old_terms: Vec<(&str, usize, usize, usize)> = old.entries().map(|(t, start, e)| (t, start, e.a, e.b)).collect();
     let mut body = Vec::with_capacity(old.bytes.len());
     let mut count = 0u32;
     let mut buf = Vec::new();
@@ -452,14 +451,24 @@ pub struct Lexical {
     /// Statistics of the whole corpus this index is a shard of, when given: they replace
     /// the index's own in scoring.
     global: Option<LexStats>,
-    /// term → (document frequency, posting range in `bytes`).
-    terms: HashMap<String, (u32, usize, usize)>,
-    bytes: Vec<u8>,
+    /// Where each term's record starts in `bytes`, in the file's (sorted) order: a term is
+    /// found by binary search, so opening makes no map of the vocabulary.
+    terms: Vec<usize>,
+    bytes: crate::mapped::Bytes,
+}
+
+/// One term's record: the term, its document frequency, its postings' byte range.
+struct Entry<'a> {
+    term: &'a [u8],
+    df: u32,
+    a: usize,
+    b: usize,
 }
 
 impl Lexical {
-    /// Checks the layout (every term and posting list in bounds).
-    pub fn from_bytes(bytes: Vec<u8>) -> Result<Lexical, String> {
+    /// Checks the layout (every term and posting list in bounds, terms in order).
+    pub fn from_bytes(bytes: impl Into<crate::mapped::Bytes>) -> Result<Lexical, String> {
+        let bytes = bytes.into();
         let bad = |m: &str| format!("lexical index: {m}");
         if bytes.len() < 16 || &bytes[..8] != MAGIC {
             return Err(bad("not a lexical index"));
@@ -491,19 +500,23 @@ impl Lexical {
         }
         at = lens_end;
         // A term takes at least nine bytes: a count the bytes cannot hold reserves nothing.
-        let mut terms = HashMap::with_capacity(t.min((bytes.len() - at) / 9));
+        let mut terms = Vec::with_capacity(t.min((bytes.len() - at) / 9));
+        let mut last: &[u8] = &[];
         for _ in 0..t {
+            let start = at;
             let len = *bytes.get(at).ok_or_else(|| bad("truncated"))? as usize;
             let term = bytes.get(at + 1..at + 1 + len).ok_or_else(|| bad("truncated"))?;
-            let term = std::str::from_utf8(term).map_err(|_| bad("a term is not UTF-8"))?.to_string();
+            if !terms.is_empty() && term <= last {
+                return Err(bad("terms out of order"));
+            }
+            last = term;
             at += 1 + len;
-            let df = u32_at(at).ok_or_else(|| bad("truncated"))?;
             let plen = u32_at(at + 4).ok_or_else(|| bad("truncated"))? as usize;
             at += 8;
             if at + plen > bytes.len() {
                 return Err(bad("truncated"));
             }
-            terms.insert(term, (df, at, at + plen));
+            terms.push(start);
             at += plen;
         }
         if at != bytes.len() {
@@ -513,9 +526,33 @@ impl Lexical {
         Ok(Lexical { n, live, lens, avg, sums: sum, global: None, terms, bytes })
     }
 
+    /// The record starting at `start` (checked in bounds by `from_bytes`).
+    fn entry(&self, start: usize) -> Entry<'_> {
+        let b = &self.bytes;
+        let len = b[start] as usize;
+        let at = start + 1 + len;
+        let word = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
+        let (df, plen) = (word(at), word(at + 4) as usize);
+        Entry { term: &b[start + 1..at], df, a: at + 8, b: at + 8 + plen }
+    }
+
+    /// The record of `term`, if the index has it.
+    fn find(&self, term: &str) -> Option<Entry<'_>> {
+        let i = self.terms.binary_search_by(|&s| self.entry(s).term.cmp(term.as_bytes())).ok()?;
+        Some(self.entry(self.terms[i]))
+    }
+
+    /// Every record, in order: the term, where its record starts, and its postings' range.
+    fn entries(&self) -> impl Iterator<Item = (&str, usize, Entry<'_>)> + '_ {
+        self.terms.iter().map(|&s| {
+            let e = self.entry(s);
+            (std::str::from_utf8(e.term).unwrap_or(""), s, e)
+        })
+    }
+
     /// This index's own statistics (its live functions).
     pub fn stats(&self) -> LexStats {
-        LexStats { docs: self.live as u64, len_sums: self.sums, df: self.terms.iter().filter(|(_, v)| v.0 > 0).map(|(t, v)| (t.clone(), u64::from(v.0))).collect() }
+        LexStats { docs: self.live as u64, len_sums: self.sums, df: self.entries().filter(|(_, _, e)| e.df > 0).map(|(t, _, e)| (t.to_string(), u64::from(e.df))).collect() }
     }
 
     /// Scores with the statistics of a whole corpus this index is part of.
@@ -557,7 +594,7 @@ impl Lexical {
         let mut out = LexScores { score: vec![0.0; self.n], name_mask: vec![0; self.n], comment_mask: vec![0; self.n], string_mask: vec![0; self.n] };
         let n = self.global.as_ref().map_or(self.live as f32, |g| g.docs as f32);
         for q in query {
-            let Some(&(df, a, b)) = self.terms.get(&q.term) else { continue };
+            let Some(Entry { df, a, b, .. }) = self.find(&q.term) else { continue };
             let df = match &self.global {
                 Some(g) => g.df.get(&q.term).copied().unwrap_or(u64::from(df)) as f32,
                 None => df as f32,

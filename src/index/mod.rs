@@ -31,6 +31,7 @@ mod function_text;
 pub mod icfg_file;
 mod lock;
 mod update;
+mod verified;
 
 pub use build::build;
 pub use changes::{changes, Changes};
@@ -54,17 +55,17 @@ use store::Store;
 use thiserror::Error;
 pub use vectors::FeatureSet;
 
-/// Version of this directory layout and database schema (16: absolute, canonical roots and
-/// file paths; every file checksummed, the database and `meta.json` included).
-pub const FORMAT: u32 = 16;
+/// Version of this directory layout and database schema (17: no `nodes.ids`, whose ids
+/// the node index holds; 16: absolute, canonical roots and file paths; every file
+/// checksummed, the database and `meta.json` included).
+pub const FORMAT: u32 = 17;
 /// What a generation holds; one missing means it cannot be reused.
-const FILES: [&str; 12] = [
+const FILES: [&str; 11] = [
     "icfg.bin",
     "index.sqlite",
     "shapes.bin",
     "lexical.bin",
     "nodes.faiss",
-    "nodes.ids",
     "functions.faiss",
     "graph.bin",
     "meta.json",
@@ -74,8 +75,7 @@ const FILES: [&str; 12] = [
 ];
 /// Files that opening reads whole, so it checks them against their sum in `meta.json` (a
 /// flipped byte in a vector would otherwise go unnoticed); `nodes.pca` when present.
-const CHECKSUMMED: [&str; 8] =
-    ["nodes.faiss", "nodes.pca", "nodes.ids", "functions.faiss", "graph.bin", "shapes.bin", "lexical.bin", "icfg.bin"];
+const CHECKSUMMED: [&str; 7] = ["nodes.faiss", "nodes.pca", "functions.faiss", "graph.bin", "shapes.bin", "lexical.bin", "icfg.bin"];
 /// The database, read a page at a time: SQLite checks its own structure but not its
 /// values, so a flipped bit in a name or path would answer wrongly. Its sum is taken after
 /// it is written, so the copy of `meta.json` it holds lacks this one entry.
@@ -358,21 +358,34 @@ fn format_of(gen: &Path) -> Option<u64> {
 }
 
 /// Whether every file of `gen` is the one `meta` records: the checksummed files, the
-/// database, and `meta.json` itself.
+/// database, and `meta.json` itself. A file checked before and not written since is not
+/// read again (see `verified`).
 fn checksums_hold(gen: &Path, meta: &IndexMeta) -> bool {
-    CHECKSUMMED.iter().all(|n| (*n == "nodes.pca" && !meta.checksums.contains_key(*n)) || read_checked(gen, n, meta).is_ok())
-        && open_store(gen, meta).is_ok()
+    let mut v = verified::Verified::load(gen);
+    let whole = CHECKSUMMED.iter().all(|n| (*n == "nodes.pca" && !meta.checksums.contains_key(*n)) || check(&mut v, n, meta).is_ok())
+        && open_store(gen, meta, &mut v).is_ok();
+    v.save();
+    whole
+}
+
+/// Checks `name` against the sum `meta` records, unless `v` knows it whole.
+fn check(v: &mut verified::Verified, name: &str, meta: &IndexMeta) -> Result<(), IndexError> {
+    let want = meta.checksums.get(name).ok_or_else(|| IndexError::Corrupt(format!("meta.json records no checksum of {name}")))?;
+    v.check(name, want).map_err(IndexError::Corrupt)
+}
+
+/// `gen/name`, checked as [`check`] does, then mapped.
+fn map_checked(gen: &Path, name: &str, meta: &IndexMeta, v: &mut verified::Verified) -> Result<crate::mapped::Bytes, IndexError> {
+    check(v, name, meta)?;
+    let p = gen.join(name);
+    crate::mapped::Bytes::map(&p).map_err(|e| IndexError::Corrupt(format!("{}: {e}", p.display())))
 }
 
 /// The database of `gen`, once its bytes are the ones `meta` records and the `meta.json`
 /// it holds is `meta` (less the database's own sum).
-fn open_store(gen: &Path, meta: &IndexMeta) -> Result<Store, IndexError> {
+fn open_store(gen: &Path, meta: &IndexMeta, v: &mut verified::Verified) -> Result<Store, IndexError> {
     let p = gen.join(DATABASE);
-    let want = meta.checksums.get(DATABASE).ok_or_else(|| IndexError::Corrupt(format!("meta.json records no checksum of {DATABASE}")))?;
-    let got = checksum_file(&p).map_err(|e| IndexError::Corrupt(format!("{}: {e}", p.display())))?;
-    if got != *want {
-        return Err(IndexError::Corrupt(format!("{} differs from the checksum meta.json records", p.display())));
-    }
+    check(v, DATABASE, meta)?;
     let store = Store::open(&p)?;
     let held = store.meta("meta").map_err(|e| IndexError::Corrupt(format!("{}: {e}", p.display())))?;
     let held: Option<serde_json::Value> = held.and_then(|h| serde_json::from_str(&h).ok());
@@ -387,17 +400,20 @@ fn open_store(gen: &Path, meta: &IndexMeta) -> Result<Store, IndexError> {
 }
 
 /// Checks every file of the current generation at `dir` as opening and `up to date` do
-/// (the checksummed files, the database, `meta.json` against its copy): what that costs
-/// is what a damaged byte costs to notice.
+/// (the checksummed files, the database, `meta.json` against its copy), reading every
+/// byte even of files `verified.json` knows whole: `beryl verify`.
 pub fn verify(dir: &Path) -> Result<(), IndexError> {
     let (gen, _pin) = lock::pin_current(dir)?;
     let meta = read_meta(&gen)?;
-    for n in CHECKSUMMED {
-        if n != "nodes.pca" || meta.checksums.contains_key(n) {
-            read_checked(&gen, n, &meta)?;
-        }
-    }
-    open_store(&gen, &meta).map(drop)
+    // Every byte, whatever `verified.json` says; the record is brought up to what is found.
+    let mut v = verified::Verified::every_byte(&gen);
+    let found = CHECKSUMMED
+        .iter()
+        .filter(|n| **n != "nodes.pca" || meta.checksums.contains_key(**n))
+        .try_for_each(|n| check(&mut v, n, &meta))
+        .and_then(|()| open_store(&gen, &meta, &mut v).map(drop));
+    v.save();
+    found
 }
 
 /// Why `meta`'s roots cannot be trusted to resolve files, if they cannot: every root is
@@ -437,8 +453,6 @@ pub struct Index {
     projection: Option<Projection>,
     pub functions: IndexImpl,
     pub graph: Csr,
-    /// The ICFG nodes `nodes` holds a vector of.
-    pub node_ids: Vec<u32>,
     pub model: Model,
     /// Every function's nesting tree and what its statements compute.
     pub shapes: crate::shape::store::Shapes,
@@ -446,6 +460,8 @@ pub struct Index {
     pub lexical: lexical::Lexical,
     /// Unit profile vectors of every function, made on first use.
     profiles: Option<Vec<[f32; 18]>>,
+    /// Which function slots are live, made with the profiles.
+    live: Vec<u8>,
     /// What queries are confined to (`--path`, `--lang`); `None`: the whole index.
     subset: Option<subset::Subset>,
     /// The shared lock that keeps `dir` from being swept while this is open.
@@ -476,8 +492,11 @@ impl Index {
         if pin.is_none() {
             return Err(IndexError::Corrupt(format!("{} is missing", gen.join(lock::READERS).display())));
         }
-        // Whole before anything in it is believed.
-        let store = open_store(&gen, &meta)?;
+        // Whole before anything in it is believed: each file checked against its sum, or
+        // known checked and not written since (`verified`), then mapped, not read.
+        let t0 = Instant::now();
+        let mut v = verified::Verified::load(&gen);
+        let store = open_store(&gen, &meta, &mut v)?;
         if meta.feature_schema != FEATURE_SCHEMA {
             return Err(IndexError::Mismatch(format!(
                 "feature schema {}, this beryl uses {FEATURE_SCHEMA}",
@@ -508,27 +527,26 @@ impl Index {
             )),
             e => IndexError::Corrupt(e.to_string()),
         })?;
-        // FAISS reads its files itself: their bytes are checked first, then read again,
-        // from the page cache.
-        read_checked(&gen, "nodes.faiss", &meta)?;
-        let nodes = vectors::read(&gen.join("nodes.faiss"), nprobe)?;
+        let lap = |what: &str| log::debug!("open {what}: {:.1} ms", t0.elapsed().as_secs_f64() * 1000.0);
+        lap("database and model");
+        // FAISS reads its files itself, mapping what it can, once they are known whole.
+        check(&mut v, "nodes.faiss", &meta)?;
+        let nodes = vectors::read_mapped(&gen.join("nodes.faiss"), nprobe)?;
+        lap("node vectors");
         let projection = if meta.checksums.contains_key("nodes.pca") {
             let b = read_checked(&gen, "nodes.pca", &meta)?;
             Some(Projection::from_bytes(&b).ok_or_else(|| IndexError::Corrupt(format!("{}/nodes.pca is not a projection", gen.display())))?)
         } else {
             None
         };
-        read_checked(&gen, "functions.faiss", &meta)?;
-        let functions = vectors::read(&gen.join("functions.faiss"), nprobe)?;
-        let bytes = read_checked(&gen, "graph.bin", &meta)?;
-        let graph = Csr::from_bytes(&bytes).ok_or_else(|| IndexError::Corrupt(format!("{}/graph.bin is not a graph", gen.display())))?;
-        let ib = read_checked(&gen, "nodes.ids", &meta)?;
-        let node_ids: Vec<u32> = ib.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        check(&mut v, "functions.faiss", &meta)?;
+        let functions = vectors::read_mapped(&gen.join("functions.faiss"), vectors::function_probes(&meta.function_factory, nprobe))?;
+        lap("vectors");
+        let graph = Csr::mapped(map_checked(&gen, "graph.bin", &meta, &mut v)?).ok_or_else(|| IndexError::Corrupt(format!("{}/graph.bin is not a graph", gen.display())))?;
+        lap("graph");
         use faiss::Index as _;
-        if ib.len() % 4 != 0
-            || node_ids.len() != meta.indexed_nodes
-            || node_ids.iter().any(|&n| n as usize >= graph.node_count())
-            || graph.node_count() != meta.nodes
+        if graph.node_count() != meta.nodes
+            || meta.indexed_nodes > meta.nodes
             || nodes.ntotal() as usize != meta.indexed_nodes
             || functions.ntotal() as usize != meta.functions
             || meta.functions > meta.function_slots
@@ -537,12 +555,14 @@ impl Index {
         {
             return Err(IndexError::Corrupt("graph, vectors and metadata disagree in size".into()));
         }
-        let shapes = crate::shape::store::Shapes::from_bytes(read_checked(&gen, "shapes.bin", &meta)?).map_err(IndexError::Corrupt)?;
-        let lexical = lexical::Lexical::from_bytes(read_checked(&gen, "lexical.bin", &meta)?).map_err(IndexError::Corrupt)?;
+        let shapes = crate::shape::store::Shapes::mapped(map_checked(&gen, "shapes.bin", &meta, &mut v)?).map_err(IndexError::Corrupt)?;
+        let lexical = lexical::Lexical::from_bytes(map_checked(&gen, "lexical.bin", &meta, &mut v)?).map_err(IndexError::Corrupt)?;
         if shapes.len() != meta.function_slots || lexical.len() != meta.function_slots {
             return Err(IndexError::Corrupt("shapes, lexical index and functions disagree in size".into()));
         }
-        Ok(Index { dir: gen, meta, store, nodes, projection, functions, graph, node_ids, model, shapes, lexical, profiles: None, subset: None, _pin: pin })
+        lap("shapes and lexical");
+        v.save();
+        Ok(Index { dir: gen, meta, store, nodes, projection, functions, graph, model, shapes, lexical, profiles: None, live: Vec::new(), subset: None, _pin: pin })
     }
 
     /// Encoders of the models this index was built with, loaded on first use, no cache.
@@ -603,22 +623,38 @@ impl Index {
         self.profiles.as_deref().unwrap_or(&[])
     }
 
-    /// Makes the profile vectors once (decoding every shape).
+    /// Makes the profile vectors once (reading every shape), and notes which slots hold a
+    /// live function, so that a scan of every function need not read the shapes again.
     pub fn load_profiles(&mut self) {
+        if self.profiles.is_some() {
+            return;
+        }
         let shapes = &self.shapes;
-        self.profiles.get_or_insert_with(|| {
-            (0..shapes.len() as u32)
-                .into_par_iter()
-                .map(|f| {
-                    let mut v = shapes.get(f).map(|s| s.profile().vector()).unwrap_or([0.0; 18]);
-                    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-                    if n > 0.0 {
-                        v.iter_mut().for_each(|x| *x /= n);
-                    }
-                    v
-                })
-                .collect()
-        });
+        let made: Vec<Option<[f32; 18]>> = (0..shapes.len() as u32)
+            .into_par_iter()
+            .map(|f| {
+                let mut v = shapes.profile(f)?.vector();
+                let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+                if n > 0.0 {
+                    v.iter_mut().for_each(|x| *x /= n);
+                }
+                Some(v)
+            })
+            .collect();
+        let mut live = vec![0u8; made.len().div_ceil(8)];
+        for (f, p) in made.iter().enumerate() {
+            if p.is_some() {
+                live[f / 8] |= 1 << (f % 8);
+            }
+        }
+        self.live = live;
+        self.profiles = Some(made.into_iter().map(|p| p.unwrap_or([0.0; 18])).collect());
+    }
+
+    /// Bit `f` set: slot `f` holds a live function whose shape reads (empty until
+    /// [`Index::load_profiles`] ran).
+    pub fn live_functions(&self) -> &[u8] {
+        &self.live
     }
 
     /// The stored text vector of function `f` (for scoring candidates no search returned).
@@ -627,6 +663,17 @@ impl Index {
         let mut v = vec![0f32; crate::features::DIM];
         self.functions.reconstruct(faiss::Idx::new(f as u64), &mut v).ok()?;
         Some(v)
+    }
+
+    /// Inner products of `q` with the stored text vectors of functions `fs` (those it holds).
+    pub fn function_scores(&mut self, q: &[f32], fs: &[u32]) -> std::collections::HashMap<u32, f32> {
+        let ids: Vec<u64> = fs.iter().map(|&f| u64::from(f)).collect();
+        match vectors::scores_of(&mut self.functions, q, &ids) {
+            Ok(Some(hits)) => return hits.into_iter().map(|(f, s)| (f as u32, s)).collect(),
+            Ok(None) => {}
+            Err(e) => log::warn!("function vectors not scored by the index ({e}): reading them one by one"),
+        }
+        fs.iter().filter_map(|&f| Some((f, self.function_vector(f)?.iter().zip(q).map(|(a, b)| a * b).sum()))).collect()
     }
 
     /// The walk its build made (its recorded rules and its roots' `.beryl.toml`).

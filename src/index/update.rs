@@ -316,8 +316,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
     let t2 = Instant::now();
     progress("write", 0, 1);
     let live_files: Vec<&crate::graph::SourceFile> = icfg.files.iter().filter(|f| !f.removed).collect();
-    let live_ids: Vec<u32> =
-        (0..icfg.graph.node_count() as u32).filter(|&n| live(n) && vectors::searchable(icfg.graph[NodeIndex::new(n as usize)].kind)).collect();
+    let indexed_nodes = (0..icfg.graph.node_count() as u32).filter(|&n| live(n) && vectors::searchable(icfg.graph[NodeIndex::new(n as usize)].kind)).count();
     let live_functions = icfg.functions.iter().filter(|f| !f.removed).count();
     let mut skipped_rows_all = skipped_rows(&skipped);
     skipped_rows_all.extend(diff.still_skipped.iter().cloned());
@@ -328,7 +327,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
         functions: live_functions,
         function_slots: icfg.functions.len(),
         nodes: icfg.graph.node_count(),
-        indexed_nodes: live_ids.len(),
+        indexed_nodes,
         edges: icfg.graph.edge_count(),
         skipped: skipped_rows_all.len(),
         checksums: Default::default(),
@@ -357,7 +356,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
         vectors::remove(&mut functions, &removed_fns.iter().map(|&f| f as u64).collect::<Vec<_>>())?;
         vectors::add(&mut functions, &fvecs, &new_fns.clone().map(u64::from).collect::<Vec<_>>())?;
         vectors::write(&functions, &tmp.join("functions.faiss"))?;
-        write_parts(tmp, &live_ids, &shape_bytes, &lexical_bytes, &csr, &icfg)?;
+        write_parts(tmp, &shape_bytes, &lexical_bytes, &csr, &icfg)?;
         Ok(meta)
     }, |db, meta_json| {
         std::fs::copy(&old_db, db).map_err(io(&old_db))?;

@@ -145,10 +145,30 @@ pub fn factory_for(n: usize, flat_max: usize, user: Option<&str>) -> String {
     }
 }
 
+/// Functions from which the function index is split into IVF lists: below, a search
+/// compares every vector (under 25 ms on two cores); above, that scan grows past an
+/// interactive query's budget (60 ms at 650k functions), and a probe of an eighth of the
+/// lists costs an eighth of it.
+pub const FUNCTION_IVF_MIN: usize = 1 << 18;
+
 /// The function index holds 384-d text vectors: 6-bit codes (8-bit codes make the index
-/// about twice the size of the source it indexes), flat below 256 functions.
+/// about twice the size of the source it indexes), flat below 256 functions, in about
+/// √n IVF lists from [`FUNCTION_IVF_MIN`] on.
 pub fn function_factory(n: usize) -> String {
-    if n < 256 { "Flat".into() } else { "SQ6".into() }
+    if n < 256 {
+        "Flat".into()
+    } else if n < FUNCTION_IVF_MIN {
+        "SQ6".into()
+    } else {
+        format!("IVF{},SQ6", (n as f64).sqrt() as usize)
+    }
+}
+
+/// Lists a search of an index laid out as `factory` probes, at least `nprobe`: an eighth
+/// of a function index's lists, whose dense retrieval wants a long list of hits.
+pub fn function_probes(factory: &str, nprobe: usize) -> usize {
+    let lists: usize = factory.strip_prefix("IVF").and_then(|r| r.split(',').next()?.parse().ok()).unwrap_or(0);
+    nprobe.max(lists / 8)
 }
 
 /// Whether a factory's index stores ids itself (IVF lists do); others are wrapped in an
@@ -245,6 +265,50 @@ pub fn read(path: &Path, nprobe: usize) -> Result<IndexImpl, IndexError> {
     Ok(index)
 }
 
+/// FAISS's flags that map a file instead of reading it, read-only: an IVF index's inverted
+/// lists (`IO_FLAG_MMAP`), and a flat index's codes (`IO_FLAG_MMAP_IFC`). Each layout takes
+/// only its own: given the other, FAISS fails or reads the whole file.
+const MAP_IVF: std::os::raw::c_int = 0x646f_0000 | 8 | 2;
+const MAP_FLAT: std::os::raw::c_int = (1 << 9) | 2;
+
+/// [`read`], mapping what FAISS can map: opening then reads the quantizers alone, and a
+/// search pages in the lists it scans. Read whole where this FAISS cannot map the layout.
+pub fn read_mapped(path: &Path, nprobe: usize) -> Result<IndexImpl, IndexError> {
+    if !path.is_file() {
+        return Err(IndexError::Corrupt(format!("{} is missing", path.display())));
+    }
+    let Ok(name) = std::ffi::CString::new(path.to_string_lossy().as_bytes()) else { return read(path, nprobe) };
+    // IVF layouts begin `Iw` (FAISS's fourcc of each index type).
+    let mut head = [0u8; 2];
+    let ivf = std::fs::File::open(path).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head)).is_ok() && &head == b"Iw";
+    let flags = if ivf { MAP_IVF } else { MAP_FLAT };
+    let mut inner = std::ptr::null_mut();
+    // SAFETY: a valid C string and an out pointer FAISS fills on success (code 0).
+    let code = unsafe { faiss_sys::faiss_read_index_fname(name.as_ptr(), flags, &mut inner) };
+    if code != 0 || inner.is_null() {
+        log::debug!("{} not mapped with FAISS flags {flags:#x} (code {code}): read whole", path.display());
+        return read(path, nprobe);
+    }
+    // SAFETY: FAISS handed over a fresh index that nothing else owns.
+    let index = unsafe { <IndexImpl as faiss::index::FromInnerPtr>::from_inner_ptr(inner) };
+    if ivf {
+        // SAFETY: a live index, which the call only reads the type of and sets a field of.
+        let done = unsafe { beryl_ivf_no_prefetch(index.inner_ptr().cast()) };
+        if done != 1 {
+            log::debug!("{}: FAISS's read-ahead of mapped lists left on ({done})", path.display());
+        }
+    }
+    if let Ok(ps) = ParameterSpace::new() {
+        let _ = ps.set_index_parameter(&index, "nprobe", nprobe as f64);
+    }
+    Ok(index)
+}
+
+extern "C" {
+    /// `src/index/faiss_shim.cpp`.
+    fn beryl_ivf_no_prefetch(index: *mut std::ffi::c_void) -> std::os::raw::c_int;
+}
+
 /// Orders hits best first, equal scores by id: FAISS leaves the order of equal scores to
 /// its heap, and results merged from shards must come out as one index gives them.
 pub fn canonical(hits: &mut [(u64, f32)]) {
@@ -302,7 +366,7 @@ fn search_raw(index: &mut IndexImpl, queries: &[f32], dim: usize, k: usize, allo
             let r = index.search(queries, k).map_err(|e| IndexError::Faiss(e.to_string()))?;
             (r.labels.iter().map(|l| l.get()).collect::<Vec<_>>(), r.distances)
         }
-        Some(bits) => match selected(index, &queries[..nq * dim], nq, k, bits) {
+        Some(bits) => match selected(index, &queries[..nq * dim], nq, k, bits, false) {
             // A layout may also pass the selector over without a word.
             Ok(r) if r.0.iter().flatten().all(|&id| bits.get((id / 8) as usize).is_some_and(|b| b >> (id % 8) & 1 == 1)) => r,
             Ok(_) => {
@@ -354,10 +418,27 @@ fn filtered(index: &mut IndexImpl, queries: &[f32], nq: usize, k: usize, bits: &
     }
 }
 
+/// Inner products of `query` with the vectors stored under `ids` (those the index holds),
+/// for an IVF index, which cannot hand back a stored vector by id: every list is probed,
+/// and only `ids` are scored. `None` for other layouts (they reconstruct by id).
+pub fn scores_of(index: &mut IndexImpl, query: &[f32], ids: &[u64]) -> Result<Option<Vec<(u64, f32)>>, IndexError> {
+    // SAFETY: a cast that answers null for an index that is not IVF.
+    if unsafe { faiss_sys::faiss_IndexIVF_cast(index.inner_ptr()) }.is_null() {
+        return Ok(None);
+    }
+    let Some(&top) = ids.iter().max() else { return Ok(Some(Vec::new())) };
+    let mut bits = vec![0u8; top as usize / 8 + 1];
+    for &id in ids {
+        bits[id as usize / 8] |= 1 << (id % 8);
+    }
+    let (labels, distances) = selected(index, query, 1, ids.len(), &bits, true)?;
+    Ok(Some(labels.into_iter().zip(distances).filter_map(|(l, d)| Some((l?, d))).collect()))
+}
+
 /// One FAISS search restricted to the ids set in `bits`. IVF lists take their own kind of
-/// parameters (FAISS refuses the plain kind) and are probed as the index is set to; an id
-/// map translates the selector itself.
-fn selected(index: &mut IndexImpl, queries: &[f32], nq: usize, k: usize, bits: &[u8]) -> Result<(Vec<Option<u64>>, Vec<f32>), IndexError> {
+/// parameters (FAISS refuses the plain kind) and are probed as the index is set to, or
+/// every one with `every_list`; an id map translates the selector itself.
+fn selected(index: &mut IndexImpl, queries: &[f32], nq: usize, k: usize, bits: &[u8], every_list: bool) -> Result<(Vec<Option<u64>>, Vec<f32>), IndexError> {
     use faiss_sys as sys;
     let fail = |what: &str| {
         // SAFETY: FAISS keeps the last error of this thread as a NUL-terminated string.
@@ -382,7 +463,8 @@ fn selected(index: &mut IndexImpl, queries: &[f32], nq: usize, k: usize, bits: &
             p
         } else {
             let mut p = std::ptr::null_mut();
-            if sys::faiss_SearchParametersIVF_new_with(&mut p, sel.inner_ptr(), sys::faiss_IndexIVF_nprobe(ivf), 0) != 0 {
+            let probes = if every_list { sys::faiss_IndexIVF_nlist(ivf) } else { sys::faiss_IndexIVF_nprobe(ivf) };
+            if sys::faiss_SearchParametersIVF_new_with(&mut p, sel.inner_ptr(), probes, 0) != 0 {
                 return Err(fail("IVF search parameters"));
             }
             p as *mut sys::FaissSearchParameters
@@ -426,6 +508,38 @@ mod tests {
         // Text agrees (cos 1), graph is orthogonal (cos 0), kind blocks are empty.
         let expect = W_TEXT * W_TEXT / (W_TEXT * W_TEXT + W_GRAPH * W_GRAPH);
         assert!((dot - expect).abs() < 1e-5, "{dot} vs {expect}");
+    }
+
+    #[test]
+    fn function_layouts_grow_into_lists() {
+        assert_eq!(function_factory(100), "Flat");
+        assert_eq!(function_factory(FUNCTION_IVF_MIN - 1), "SQ6");
+        assert_eq!(function_factory(650_986), "IVF806,SQ6");
+        assert_eq!(function_probes("IVF806,SQ6", 32), 100);
+        assert_eq!(function_probes("IVF806,SQ6", 256), 256);
+        assert_eq!(function_probes("SQ6", 32), 32);
+    }
+
+    #[test]
+    fn an_ivf_index_scores_chosen_ids_in_every_list() {
+        let (d, n) = (16, 3000);
+        let rows = scattered(n, d, 11);
+        let ids: Vec<u64> = (0..n as u64).map(|i| 3 * i + 1).collect();
+        let mut ix = build_with_ids("IVF40,Flat", d, &rows, &ids).unwrap();
+        let q = &rows[5 * d..6 * d];
+        let want = [1u64, 3 * 7 + 1, 3 * 500 + 1, 3 * 2999 + 1, 3 * 1234 + 1, 2];
+        // One list probed as the index is set, yet every chosen id is scored; 2 is no id.
+        let mut got = scores_of(&mut ix, q, &want).unwrap().unwrap();
+        got.sort_by_key(|h| h.0);
+        assert_eq!(got.iter().map(|h| h.0).collect::<Vec<_>>(), [1, 22, 1501, 3703, 8998]);
+        for (id, s) in got {
+            let r = &rows[(id as usize - 1) / 3 * d..][..d];
+            let dot: f32 = r.iter().zip(q).map(|(a, b)| a * b).sum();
+            assert!((s - dot).abs() < 1e-5, "{id}: {s} vs {dot}");
+        }
+        // Layouts that give back vectors by id are left to do so.
+        let mut flat = build_with_ids("SQ8", d, &rows, &ids).unwrap();
+        assert!(scores_of(&mut flat, q, &want).unwrap().is_none());
     }
 
     /// `n` scattered unit vectors of `d` dimensions (a fixed pseudo-random sequence).

@@ -468,7 +468,7 @@ pub(crate) fn group_matched(index: &Index, matched: &[Matched], n_query: usize, 
 
 pub(crate) fn fragments(index: &mut Index, qv: QueryVectors, opts: &SearchOptions, mode: &str, embed_ms: f64, t0: Instant) -> Result<SearchResult, SearchError> {
     let t1 = Instant::now();
-    let k = node_k(opts, index.node_ids.len());
+    let k = node_k(opts, index.meta.indexed_nodes);
     let hits = index.search_nodes(&qv.rows, k)?;
     let knn_ms = ms(t1);
 

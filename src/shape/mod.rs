@@ -393,26 +393,10 @@ impl Shape {
     /// Summary numbers of the whole function (see [`Profile`]).
     pub fn profile(&self) -> Profile {
         let mut p = Profile { recursive: self.recursive, ..Profile::default() };
-        let mut depth = vec![0u8; self.nodes.len()];
-        for (k, n) in self.nodes.iter().enumerate() {
-            let d = if n.parent == TOP { 0 } else { depth[n.parent as usize] };
-            depth[k] = d.saturating_add(u8::from(n.role == Role::Loop));
-            match n.role {
-                Role::Loop => {
-                    p.loops += 1;
-                    p.depth = p.depth.max(depth[k]);
-                }
-                Role::Branch => p.branches += 1,
-                Role::Return => p.returns += 1,
-                _ => {}
-            }
-            for (t, &o) in p.ops.iter_mut().zip(&n.ops) {
-                *t += o as u32;
-            }
-            p.sub.add(n.sub);
-            p.calls += n.calls as u32;
+        let mut depth = Vec::with_capacity(self.nodes.len());
+        for n in &self.nodes {
+            p.count(&mut depth, n.role, n.parent, &n.ops, n.sub, n.calls);
         }
-        p.nodes = self.nodes.len() as u32;
         p
     }
 }
@@ -433,6 +417,29 @@ pub struct Profile {
 }
 
 impl Profile {
+    /// Counts the next node of a function (in node order, parents first); `depth` holds
+    /// the loop depth of the nodes counted so far.
+    pub(crate) fn count(&mut self, depth: &mut Vec<u8>, role: Role, parent: u16, ops: &[u8; 7], sub: Subscripts, calls: u8) {
+        let d = if parent == TOP { 0 } else { depth.get(parent as usize).copied().unwrap_or(0) };
+        let here = d.saturating_add(u8::from(role == Role::Loop));
+        depth.push(here);
+        match role {
+            Role::Loop => {
+                self.loops += 1;
+                self.depth = self.depth.max(here);
+            }
+            Role::Branch => self.branches += 1,
+            Role::Return => self.returns += 1,
+            _ => {}
+        }
+        for (t, &o) in self.ops.iter_mut().zip(ops) {
+            *t += o as u32;
+        }
+        self.sub.add(sub);
+        self.calls += calls as u32;
+        self.nodes += 1;
+    }
+
     /// A vector whose cosine compares two profiles: counts on a log scale, so that a long
     /// function is not far from a short one for its length alone.
     pub fn vector(&self) -> [f32; 18] {

@@ -144,9 +144,9 @@ fn record(s: &Shape, body: &mut Vec<u8>) {
     }
 }
 
-/// The whole file in memory; [`Shapes::get`] decodes one function.
+/// The whole file, in memory or mapped; [`Shapes::get`] decodes one function.
 pub struct Shapes {
-    bytes: Vec<u8>,
+    bytes: crate::mapped::Bytes,
     n: usize,
 }
 
@@ -159,8 +159,22 @@ fn u32_at(b: &[u8], at: usize) -> u32 {
 }
 
 impl Shapes {
-    /// Checks the header and every record's bounds, so that [`Shapes::get`] cannot fail.
+    /// Checks the header and every record's bounds.
     pub fn from_bytes(bytes: Vec<u8>) -> Result<Shapes, String> {
+        let s = Shapes::with_header(bytes.into())?;
+        for i in 0..s.n {
+            s.record(i).ok_or_else(|| format!("shapes file: record {i} is damaged"))?;
+        }
+        Ok(s)
+    }
+
+    /// Checks the header and the offsets alone, not the records (which would read the
+    /// whole file): [`Shapes::get`] checks a record when it decodes it.
+    pub fn mapped(bytes: crate::mapped::Bytes) -> Result<Shapes, String> {
+        Shapes::with_header(bytes)
+    }
+
+    fn with_header(bytes: crate::mapped::Bytes) -> Result<Shapes, String> {
         if bytes.len() < 12 || &bytes[..8] != MAGIC {
             return Err("not a shapes file".into());
         }
@@ -169,28 +183,41 @@ impl Shapes {
         if bytes.len() < head {
             return Err("shapes file truncated".into());
         }
-        let off = |i: usize| u64::from_le_bytes(bytes[12 + 8 * i..20 + 8 * i].try_into().expect("8 bytes")) as usize;
-        for i in 0..n {
-            let (a, b) = (off(i), off(i + 1));
-            if a < head || b < a || b > bytes.len() || b - a < 13 {
+        let s = Shapes { bytes, n };
+        let mut last = head;
+        for i in 0..=n {
+            let o = s.offset(i);
+            if o < last || o > s.bytes.len() || (i < n && s.bytes.len() - o < 13) {
                 return Err(format!("shapes file: record {i} out of bounds"));
             }
-            let (nodes, callees) = (u16_at(&bytes, a + 1) as usize, u16_at(&bytes, a + 3) as usize);
-            if 13 + nodes * NODE_BYTES + callees * 6 != b - a {
-                return Err(format!("shapes file: record {i} has the wrong size"));
-            }
-            for k in 0..nodes {
-                let at = a + 13 + k * NODE_BYTES;
-                let parent = u16_at(&bytes, at + 1);
-                if Role::from_u8(bytes[at]).is_none() || (parent != super::TOP && parent as usize >= k) {
-                    return Err(format!("shapes file: record {i} node {k} is damaged"));
-                }
-            }
+            last = o;
         }
-        if off(n) != bytes.len() {
+        if last != s.bytes.len() {
             return Err("shapes file: trailing bytes".into());
         }
-        Ok(Shapes { bytes, n })
+        Ok(s)
+    }
+
+    /// Where record `i` starts, with its node and callee counts, once its size and nodes
+    /// are as [`record`] writes them (a removed slot's too); `None` for a damaged one.
+    fn record(&self, i: usize) -> Option<(usize, usize, usize)> {
+        let b = &self.bytes;
+        let (a, end) = (self.offset(i), self.offset(i + 1));
+        if end < a || end - a < 13 {
+            return None;
+        }
+        let (nodes, callees) = (u16_at(b, a + 1) as usize, u16_at(b, a + 3) as usize);
+        if 13 + nodes * NODE_BYTES + callees * 6 != end - a {
+            return None;
+        }
+        for k in 0..nodes {
+            let at = a + 13 + k * NODE_BYTES;
+            let parent = u16_at(b, at + 1);
+            if Role::from_u8(b[at]).is_none() || (parent != super::TOP && parent as usize >= k) {
+                return None;
+            }
+        }
+        Some((a, nodes, callees))
     }
 
     pub fn len(&self) -> usize {
@@ -210,16 +237,36 @@ impl Shapes {
         (f as usize) < self.n && self.bytes[self.offset(f as usize)] & REMOVED == 0
     }
 
-    /// Shape of function `f`; `None` past the end or for a removed function.
+    /// [`Shape::profile`] of function `f`, read off its record without decoding it.
+    pub fn profile(&self, f: u32) -> Option<super::Profile> {
+        if !self.is_live(f) {
+            return None;
+        }
+        let (a, nodes, _) = self.record(f as usize)?;
+        let b = &self.bytes;
+        let mut p = super::Profile { recursive: b[a] & 1 == 1, ..super::Profile::default() };
+        let mut depth = Vec::with_capacity(nodes);
+        for k in 0..nodes {
+            let at = a + 13 + k * NODE_BYTES;
+            let ops: &[u8; 7] = b[at + 3..at + 10].try_into().expect("7 bytes");
+            let sub = Subscripts::from_bytes(b[at + 10..at + 15].try_into().expect("5 bytes"));
+            p.count(&mut depth, Role::from_u8(b[at]).unwrap_or(Role::Statement), u16_at(b, at + 1), ops, sub, b[at + 15]);
+        }
+        Some(p)
+    }
+
+    /// Shape of function `f`; `None` past the end, for a removed function, or for a
+    /// damaged record of a mapped file (logged).
     pub fn get(&self, f: u32) -> Option<Shape> {
         if !self.is_live(f) {
             return None;
         }
-        let f = f as usize;
+        let Some((a, nodes, callees)) = self.record(f as usize) else {
+            log::warn!("shapes.bin: the record of function {f} is damaged; it is left out (`beryl verify` checks the index)");
+            return None;
+        };
         let b = &self.bytes;
-        let a = self.offset(f);
         let recursive = b[a] & 1 == 1;
-        let (nodes, callees) = (u16_at(b, a + 1) as usize, u16_at(b, a + 3) as usize);
         let lines = (u32_at(b, a + 5), u32_at(b, a + 9));
         let mut s = Shape { nodes: Vec::with_capacity(nodes), callees: Vec::with_capacity(callees), recursive, lines };
         for k in 0..nodes {
@@ -276,6 +323,30 @@ mod tests {
         let mut short = FileWriter::create(&dir.path().join("short.bin"), 3).unwrap();
         short.add(&shapes[..2]).unwrap();
         assert!(short.finish().is_err());
+    }
+
+    #[test]
+    fn profiles_read_off_records_are_the_shapes_profiles() {
+        let shapes = shapes_of("int f(int *a, int n) { int s = 0; for (int i = 0; i < n; i++) { for (int j = 0; j < i; j++) { if (a[j] > a[i]) s += a[i] * a[j]; } } return g(s); }\nint g(int x) { return x > 1 ? g(x - 1) : 1; }\nvoid h(void) { }\n");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("shapes.bin");
+        std::fs::write(&path, encode(&shapes)).unwrap();
+        let mapped = Shapes::mapped(crate::mapped::Bytes::map(&path).unwrap()).unwrap();
+        for (f, s) in shapes.iter().enumerate() {
+            assert_eq!(mapped.profile(f as u32), Some(s.profile()), "function {f}");
+            assert_eq!(mapped.get(f as u32).as_ref(), Some(s));
+        }
+        assert_eq!(shapes[0].profile().depth, 2);
+        assert_eq!(mapped.profile(3), None);
+        // A mapped file is checked a record at a time: a damaged record reads as none.
+        let mut bad = encode(&shapes);
+        let at = u64::from_le_bytes(bad[12..20].try_into().unwrap()) as usize;
+        bad[at + 13] = 0xee;
+        std::fs::write(&path, &bad).unwrap();
+        let mapped = Shapes::mapped(crate::mapped::Bytes::map(&path).unwrap()).unwrap();
+        assert_eq!((mapped.get(0), mapped.profile(0)), (None, None));
+        assert_eq!(mapped.get(1).as_ref(), Some(&shapes[1]));
+        assert!(Shapes::from_bytes(bad).is_err());
     }
 
     #[test]

@@ -54,9 +54,13 @@ pub fn pool(index: &mut Index, encs: &TextEncoders, q: &Query, opts: &HybridOpti
 
 /// Reads every function the retrievers returned (`r.ranks`) as candidates, in function
 /// order; the index's profiles are loaded.
-pub(super) fn read_pool(index: &Index, q: &Query, forms: &Forms, r: Retrieved, opts: &HybridOptions) -> Result<Vec<Candidate>, SearchError> {
+pub(super) fn read_pool(index: &mut Index, q: &Query, forms: &Forms, r: Retrieved, opts: &HybridOptions) -> Result<Vec<Candidate>, SearchError> {
     let Retrieved { ranks, terms, lex, beryl, qvec, mut aligned } = r;
     let t = Instant::now();
+    let members: Vec<u32> = ranks.keys().copied().collect();
+    let dense = index.function_scores(&qvec, &members);
+    log::debug!("hybrid pool dense: {:.1} ms", t.elapsed().as_secs_f64() * 1000.0);
+    let index = &*index;
     let mut pool: Vec<(u32, Ranks, Option<Aligned>)> = ranks.into_iter().map(|(f, rk)| (f, rk, aligned.remove(&f))).collect();
     pool.sort_by_key(|p| p.0);
     // Trees, alignments and the signals read off them on every core, then in pool order
@@ -70,6 +74,7 @@ pub(super) fn read_pool(index: &Index, q: &Query, forms: &Forms, r: Retrieved, o
             Some((f, rk, shape, variants))
         })
         .collect();
+    log::debug!("hybrid pool trees: {:.1} ms", t.elapsed().as_secs_f64() * 1000.0);
     let mut rows = Rows::new(index);
     let profiles = index.profiles();
     let mut out = Vec::new();
@@ -93,7 +98,7 @@ pub(super) fn read_pool(index: &Index, q: &Query, forms: &Forms, r: Retrieved, o
             lex_rr: rr(rk[LEXICAL]),
             name: terms.coverage(lex.name_mask[f as usize], q.main),
             comment_name: terms.coverage(lex.comment_mask[f as usize], q.main),
-            dense: index.function_vector(f).map_or(0.0, |v| v.iter().zip(&qvec).map(|(a, b)| a * b).sum()),
+            dense: dense.get(&f).copied().unwrap_or(0.0),
             dense_rr: rr(rk[DENSE]),
             beryllium: beryl.get(&f).copied().unwrap_or(0.0),
             beryllium_rr: rr(rk[BERYLLIUM]),

@@ -12,6 +12,7 @@ use crate::index::{vectors, Index};
 use crate::search::{fragments, query_vectors, SearchError, SearchOptions};
 use crate::shape::align::{align, Alignment, Tree};
 use crate::shape::Profile;
+use rayon::prelude::*;
 use std::collections::HashMap;
 use std::time::Instant;
 
@@ -75,10 +76,20 @@ impl<'q> Forms<'q> {
     }
 }
 
+/// The `k` best of `scores`, best first, equal scores by id. The `k` are selected before
+/// they are sorted: over every function of a large corpus, sorting all of them would cost
+/// more than the search.
 pub(super) fn top_k(scores: &[(u32, f32)], k: usize) -> Vec<(u32, f32)> {
+    let order = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
     let mut v: Vec<(u32, f32)> = scores.to_vec();
-    v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    v.truncate(k);
+    if k == 0 {
+        return Vec::new();
+    }
+    if k < v.len() {
+        v.select_nth_unstable_by(k - 1, order);
+        v.truncate(k);
+    }
+    v.sort_by(order);
     v
 }
 
@@ -143,6 +154,7 @@ pub(super) fn retrieve(index: &mut Index, encs: &TextEncoders, q: &Query, forms:
     lap("dense", &mut t);
 
     index.load_profiles();
+    lap("profiles", &mut t);
     let mut aligned = HashMap::new();
     if opts.retrievers[STRUCTURE] {
         let scored = structure(index, forms, &mut aligned);
@@ -178,19 +190,31 @@ fn beryllium(index: &mut Index, encs: &TextEncoders, q: &Query, k: usize, cover:
 
 /// Structure: every function's profile against the query's, then the closest aligned.
 pub(super) fn structure_preselect(index: &Index, forms: &Forms) -> Vec<(u32, f32)> {
-    let profiles = index.profiles();
-    let all: Vec<(u32, f32)> =
-        (0..profiles.len() as u32).filter(|&f| index.shapes.is_live(f) && index.in_scope(f)).map(|f| (f, forms.profile_sim(profiles, f))).collect();
+    use crate::index::subset::get;
+    let (profiles, live) = (index.profiles(), index.live_functions());
+    let scope = index.subset().map(|s| &s.functions[..]);
+    let all: Vec<(u32, f32)> = (0..profiles.len() as u32)
+        .into_par_iter()
+        .filter(|&f| get(live, f as usize) && scope.is_none_or(|bits| get(bits, f as usize)))
+        .map(|f| (f, forms.profile_sim(profiles, f)))
+        .collect();
     top_k(&all, STRUCT_PRESELECT)
 }
 
-/// Aligns each function of `pre` with the query's closer form.
+/// Aligns each function of `pre` with the query's closer form, on every core.
 pub(super) fn align_each(index: &Index, forms: &Forms, pre: &[(u32, f32)], aligned: &mut HashMap<u32, Aligned>) -> Vec<(u32, f32)> {
-    let get = |f: u32| index.shapes.get(f);
-    let mut scored = Vec::new();
-    for &(f, _) in pre {
-        let t = Tree::build(f, &get, 0, MAX_TREE);
-        let a = forms.align_best(&t);
+    let shapes = &index.shapes;
+    let get = |f: u32| shapes.get(f);
+    let done: Vec<(u32, Tree, (Alignment, u8))> = pre
+        .par_iter()
+        .map(|&(f, _)| {
+            let t = Tree::build(f, &get, 0, MAX_TREE);
+            let a = forms.align_best(&t);
+            (f, t, a)
+        })
+        .collect();
+    let mut scored = Vec::with_capacity(done.len());
+    for (f, t, a) in done {
         scored.push((f, a.0.score));
         aligned.insert(f, (t, a));
     }
@@ -198,6 +222,32 @@ pub(super) fn align_each(index: &Index, forms: &Forms, pre: &[(u32, f32)], align
 }
 
 fn structure(index: &Index, forms: &Forms, aligned: &mut HashMap<u32, Aligned>) -> Vec<(u32, f32)> {
+    let t = Instant::now();
     let pre = structure_preselect(index, forms);
+    log::debug!("hybrid preselect: {:.1} ms", t.elapsed().as_secs_f64() * 1000.0);
     align_each(index, forms, &pre, aligned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::top_k;
+
+    #[test]
+    fn top_k_is_the_head_of_the_full_order() {
+        // Scores with many ties, so that ids decide among equals.
+        let mut x = 0x9e37_79b9u32;
+        let scores: Vec<(u32, f32)> = (0..5000u32)
+            .map(|f| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                (f, (x % 97) as f32 / 7.0)
+            })
+            .collect();
+        let mut all = scores.clone();
+        all.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        for k in [0, 1, 10, 333, 4999, 5000, 9000] {
+            assert_eq!(top_k(&scores, k), all[..k.min(all.len())].to_vec(), "k = {k}");
+        }
+    }
 }
