@@ -19,7 +19,7 @@ SUDO=""
 log() { printf '[setup] %s\n' "$*" >&2; }
 
 apt_packages() {
-    local pkgs=(cmake libopenblas-dev liblapack-dev pkg-config dpkg-dev xz-utils unzip libsqlite3-dev python3-venv iproute2 procps)
+    local pkgs=(cmake g++ libopenblas-dev liblapack-dev pkg-config dpkg-dev xz-utils unzip libsqlite3-dev python3-venv iproute2 procps)
     local missing=()
     for p in "${pkgs[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -370,7 +370,7 @@ mod tests {
         let rows: Vec<&[u32]> = (0..5).map(|i| c.neighbors(i)).collect();
         assert_eq!(rows, [&[1, 4][..], &[2], &[0, 1], &[], &[2]]);
         assert_eq!(c.targets.len(), 6);
-        assert_eq!(c.offsets, [0, 2, 3, 5, 5, 6]);
+        assert_eq!(c.offsets[..], [0, 2, 3, 5, 5, 6]);
         let mut written = Vec::new();
         c.write_to(&mut written).unwrap();
         assert_eq!(written, c.to_bytes());
