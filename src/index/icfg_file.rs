@@ -110,13 +110,17 @@ pub fn write(icfg: &Icfg, path: &std::path::Path) -> std::io::Result<()> {
     std::io::Write::flush(&mut file)
 }
 
-/// zstd's level for `icfg.bin`: on the whole Linux tree (973 MB of records) level 3 makes
-/// 282 MB in 5.8 s on one core, 6 makes 257 MB in 14.1 s, 9 makes 251 MB in 24.8 s; the
-/// file is a seventh of an index, which must stay within two and a half times its source.
-const LEVEL: i32 = 9;
+/// zstd's level for the ICFG of `nodes` nodes. On the whole Linux tree (9.85 M nodes, 973 MB
+/// of records) level 3 makes 282 MB in 5.8 s on one core, 6 makes 257 MB in 14.1 s, 9 makes
+/// 251 MB in 24.8 s: there the file is an eighth of an index that must stay within two and
+/// a half times its source. On a tree of a few hundred thousand lines the file is a few
+/// megabytes, and an update, which rewrites it whole, would wait 0.2 s more at level 9.
+fn level(nodes: usize) -> i32 {
+    if nodes >= 1 << 21 { 9 } else { 3 }
+}
 
 fn compress_into(icfg: &Icfg, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-    let mut z = zstd::stream::Encoder::new(out, LEVEL)?;
+    let mut z = zstd::stream::Encoder::new(out, level(icfg.graph.node_count()))?;
     // On every core: the records are made faster than one core compresses them. The frame
     // does not depend on the number of workers.
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8) as u32;

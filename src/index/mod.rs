@@ -8,9 +8,10 @@
 //! written to `gen-N.tmp-PID/`, renamed to `gen-N/`, and then `current` is replaced by
 //! renaming a new link over it, so readers see the old index or the new one, never a part.
 //! A reader pins its generation for as long as it has it open (see [`lock`]), and every
-//! file of a generation is checked before it answers: the files it reads whole and the
-//! database against the BLAKE3 sums `meta.json` records, and `meta.json` against the copy
-//! the database holds (so an edit to either is noticed).
+//! file of a generation is checked before it answers: each file against the BLAKE3 sum
+//! `meta.json` records (read once, then trusted while unwritten: see `verified.rs`), and
+//! `meta.json` against the copy the database holds (so an edit to either is noticed). The
+//! large files are mapped, not read: a query pays for the pages it touches.
 
 /// The ICFG adjacency, kept under its old path.
 pub mod graph {
@@ -73,8 +74,8 @@ const FILES: [&str; 11] = [
     "model/manifest.json",
     lock::READERS,
 ];
-/// Files that opening reads whole, so it checks them against their sum in `meta.json` (a
-/// flipped byte in a vector would otherwise go unnoticed); `nodes.pca` when present.
+/// Files checked against their sum in `meta.json` before they are believed (a flipped byte
+/// in a vector would otherwise go unnoticed); `nodes.pca` when present.
 const CHECKSUMMED: [&str; 7] = ["nodes.faiss", "nodes.pca", "functions.faiss", "graph.bin", "shapes.bin", "lexical.bin", "icfg.bin"];
 /// The database, read a page at a time: SQLite checks its own structure but not its
 /// values, so a flipped bit in a name or path would answer wrongly. Its sum is taken after
