@@ -258,11 +258,16 @@ pub fn read(path: &Path, nprobe: usize) -> Result<IndexImpl, IndexError> {
     }
     let index = faiss::read_index(path.to_string_lossy().as_ref())
         .map_err(|e| IndexError::Corrupt(format!("{}: {e}", path.display())))?;
-    // Only IVF indexes know nprobe; for the others setting it fails harmlessly.
+    Ok(probing(index, nprobe))
+}
+
+/// `index` set to probe `nprobe` lists: only IVF indexes know nprobe; for the others
+/// setting it fails harmlessly.
+fn probing(index: IndexImpl, nprobe: usize) -> IndexImpl {
     if let Ok(ps) = ParameterSpace::new() {
         let _ = ps.set_index_parameter(&index, "nprobe", nprobe as f64);
     }
-    Ok(index)
+    index
 }
 
 /// FAISS's flags that map a file instead of reading it, read-only: an IVF index's inverted
@@ -298,10 +303,7 @@ pub fn read_mapped(path: &Path, nprobe: usize) -> Result<IndexImpl, IndexError> 
             log::debug!("{}: FAISS's read-ahead of mapped lists left on ({done})", path.display());
         }
     }
-    if let Ok(ps) = ParameterSpace::new() {
-        let _ = ps.set_index_parameter(&index, "nprobe", nprobe as f64);
-    }
-    Ok(index)
+    Ok(probing(index, nprobe))
 }
 
 extern "C" {

@@ -80,11 +80,11 @@ impl<'q> Forms<'q> {
 /// they are sorted: over every function of a large corpus, sorting all of them would cost
 /// more than the search.
 pub(super) fn top_k(scores: &[(u32, f32)], k: usize) -> Vec<(u32, f32)> {
-    let order = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-    let mut v: Vec<(u32, f32)> = scores.to_vec();
     if k == 0 {
         return Vec::new();
     }
+    let order = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    let mut v: Vec<(u32, f32)> = scores.to_vec();
     if k < v.len() {
         v.select_nth_unstable_by(k - 1, order);
         v.truncate(k);
