@@ -26,7 +26,7 @@ fn small_batches_build_the_same_index() {
     let enc = TextEncoders::defaults(None, CacheAt::Default);
     let (whole, small) = (work.path().join("default"), work.path().join("small"));
     let a = build(&src, &whole, &enc, Batches::default());
-    let tiny = Batches { nodes: 1000, functions: 50 };
+    let tiny = Batches { nodes: 1000, functions: 50, rows: 1000 };
     let b = build(&src, &small, &enc, tiny);
     assert!(a.nodes > 50 * tiny.nodes && a.functions > 50 * tiny.functions, "{} nodes, {} functions", a.nodes, a.functions);
     assert!(a.nodes < Batches::default().nodes * 10, "the default batches split igraph a few times at most");

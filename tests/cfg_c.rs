@@ -191,5 +191,5 @@ fn broken_code_still_yields_cfgs() {
     let names: Vec<_> = f.functions.iter().map(|(m, _)| m.name.as_str()).collect();
     assert_eq!(names, ["ok", "bad", "ok2"]);
     let bad = &f.functions[1].1;
-    assert!(bad.nodes.iter().any(|n| n.text == "b = 2;"), "recovered statements keep their nodes");
+    assert!(bad.nodes.iter().any(|n| &*n.text == "b = 2;"), "recovered statements keep their nodes");
 }

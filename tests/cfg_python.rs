@@ -213,7 +213,7 @@ fn a_raise_runs_the_finally_then_reaches_the_outer_handler() {
 #[test]
 fn a_comprehension_is_counted_once() {
     let cfg = cfg_of("a.py", SRC, "total");
-    let texts: Vec<&str> = cfg.nodes.iter().map(|n| n.text.as_str()).collect();
+    let texts: Vec<&str> = cfg.nodes.iter().map(|n| &*n.text).collect();
     assert!(texts.contains(&"return sum(…)"), "{texts:?}");
     let mut calls: Vec<&str> = cfg.nodes.iter().flat_map(|n| n.calls.iter().map(|c| c.name.as_str())).collect();
     calls.sort_unstable();

@@ -45,9 +45,9 @@ fn shipped_model_embeds_source_and_pcode_in_one_space() {
     // The p-code statement `A[j + 1] = A[j]` is nearer to its C counterpart than to an
     // unrelated statement of another function.
     let row = |v: &[f32], i: usize| v[i * width..(i + 1) * width].to_vec();
-    let qi = pq.graph.node_indices().find(|&n| pq.graph[n].text == "A[j + 1] = A[j]").expect("query node").index();
-    let si = sc.graph.node_indices().find(|&n| sc.graph[n].text == "a[j + 1] = a[j];").unwrap().index();
-    let other = sc.graph.node_indices().find(|&n| sc.graph[n].text == "s++;").unwrap().index();
+    let qi = pq.graph.node_indices().find(|&n| &*pq.graph[n].text == "A[j + 1] = A[j]").expect("query node").index();
+    let si = sc.graph.node_indices().find(|&n| &*sc.graph[n].text == "a[j + 1] = a[j];").unwrap().index();
+    let other = sc.graph.node_indices().find(|&n| &*sc.graph[n].text == "s++;").unwrap().index();
     let (near, far) = (cos(&row(&qv, qi), &row(&sv, si)), cos(&row(&qv, qi), &row(&sv, other)));
     assert!(near > far, "near {near} far {far}");
 }

@@ -101,8 +101,8 @@ fn java_prefers_same_class_then_package_then_imports() {
 fn call_and_return_edges_join_caller_and_callee() {
     let (_d, icfg) = corpus(&[("j.c", "int sq(int x) { return x * x; }\nint main(void) { int y = sq(3); y++; return y; }\n")]);
     let sq = icfg.functions.iter().find(|f| f.meta.name == "sq").unwrap();
-    let call_node = icfg.graph.node_indices().find(|&n| icfg.graph[n].text == "int y = sq(3);").unwrap();
-    let after = icfg.graph.node_indices().find(|&n| icfg.graph[n].text == "y++;").unwrap();
+    let call_node = icfg.graph.node_indices().find(|&n| &*icfg.graph[n].text == "int y = sq(3);").unwrap();
+    let after = icfg.graph.node_indices().find(|&n| &*icfg.graph[n].text == "y++;").unwrap();
     assert!(icfg.graph.edges_connecting(call_node, sq.entry).any(|e| *e.weight() == EdgeKind::Call));
     assert!(icfg.graph.edges_connecting(sq.exit, after).any(|e| *e.weight() == EdgeKind::Return));
     let returns = icfg.graph.edges(sq.exit).filter(|e| *e.weight() == EdgeKind::Return).count();

@@ -186,7 +186,7 @@ fn text_keeps_unicode_operators_and_words() {
         .nodes
         .iter()
         .skip(2)
-        .map(|n| n.text.as_str())
+        .map(|n| &*n.text)
         .collect();
     assert_eq!(
         texts,
@@ -207,7 +207,7 @@ fn line_numbers_and_comments_are_ignored() {
         .nodes
         .iter()
         .skip(2)
-        .map(|n| (n.text.as_str(), n.lines))
+        .map(|n| (&*n.text, n.lines))
         .collect();
     assert_eq!(
         n,

@@ -129,7 +129,7 @@ fn calls_between_procedures_are_linked() {
         .iter()
         .map(|s| {
             (
-                procs[s.caller].cfg.nodes[s.node as usize].text.clone(),
+                procs[s.caller].cfg.nodes[s.node as usize].text.to_string(),
                 procs[s.callee].meta.name.clone(),
             )
         })

@@ -63,7 +63,7 @@ fn rebuild_from_the_manifest_gives_the_shipped_rows() {
         .graph
         .node_weights()
         .filter(|n| matches!(n.lang, Lang::C | Lang::Cpp | Lang::Java))
-        .map(|n| n.text.as_str())
+        .map(|n| &*n.text)
         .filter(|t| !t.is_empty())
         .collect();
     assert_eq!(texts.len() as u64, manifest["statements"].as_u64().unwrap(), "the same statements were counted");

@@ -49,6 +49,11 @@ pub struct IndexArgs {
     /// Skip files larger than this many bytes.
     #[arg(long, default_value_t = 1 << 20)]
     max_file_size: u64,
+    /// Peak memory the build aims to stay under: `3G`, `1500M`, `2GiB` (powers of 1024).
+    /// Smaller budgets make smaller batches, never a different index; the graphs of the
+    /// whole corpus are still held at once, and a warning says when they leave too little.
+    #[arg(long, value_name = "SIZE", default_value = "3G", value_parser = parse_size)]
+    memory: u64,
     /// libtorch threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
@@ -92,12 +97,34 @@ impl IndexArgs {
             flat_max: a.flat_max,
             force: a.force,
             global: a.global.clone(),
-            ..IndexOptions::default()
+            batches: index::Batches::for_memory(a.memory),
+            memory: a.memory,
         };
         let encs = a.encoders.load(a.threads);
         let model = a.model.clone().unwrap_or_else(|| default_model(a.encoders.statements.into()));
         Ok(Prepared { dir, opts, encs, model })
     }
+}
+
+/// A size in bytes: a number with an optional K, M, G or T (powers of 1024; `iB` or `B`
+/// after it allowed).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let lower = t.to_ascii_lowercase();
+    let body = lower.strip_suffix("ib").or_else(|| lower.strip_suffix('b')).unwrap_or(&lower);
+    let (num, shift) = match body.chars().last() {
+        Some('k') => (&body[..body.len() - 1], 10),
+        Some('m') => (&body[..body.len() - 1], 20),
+        Some('g') => (&body[..body.len() - 1], 30),
+        Some('t') => (&body[..body.len() - 1], 40),
+        _ => (body, 0),
+    };
+    let v: f64 = num.trim().parse().map_err(|_| format!("{t:?} is not a size (write 3G, 1500M or 2GiB)"))?;
+    let bytes = v * (1u64 << shift) as f64;
+    if !(bytes.is_finite() && bytes >= (64u64 << 20) as f64) {
+        return Err(format!("{t:?}: a build needs at least 64M"));
+    }
+    Ok(bytes as u64)
 }
 
 impl IndexArgs {
@@ -217,4 +244,21 @@ pub fn summary(dir: &Path, r: &index::BuildReport) -> String {
         r.nodes,
         skipped(&r.skipped)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes_read_in_powers_of_1024() {
+        assert_eq!(parse_size("3G"), Ok(3 << 30));
+        assert_eq!(parse_size("3GiB"), Ok(3 << 30));
+        assert_eq!(parse_size("1500m"), Ok(1500 << 20));
+        assert_eq!(parse_size("1.5GB"), Ok(3 << 29));
+        assert_eq!(parse_size(&(1u64 << 30).to_string()), Ok(1 << 30));
+        assert!(parse_size("lots").unwrap_err().contains("not a size"));
+        assert!(parse_size("10M").unwrap_err().contains("at least 64M"));
+        assert!(parse_size("-1G").is_err());
+    }
 }

@@ -319,7 +319,7 @@ pub fn distill_static(corpora: Vec<PathBuf>, out: PathBuf, dir: Option<PathBuf>)
     let dir = dir.unwrap_or_else(Encoder::default_dir);
     let enc = Encoder::load_with(&dir, EncoderOptions { precision: Precision::F32, ..Default::default() })?;
     let c = corpus::load(&corpora, &WalkOptions::default());
-    let texts: Vec<&str> = c.icfg.graph.node_weights().map(|n| n.text.as_str()).filter(|t| !t.is_empty()).collect();
+    let texts: Vec<&str> = c.icfg.graph.node_weights().map(|n| &*n.text).filter(|t| !t.is_empty()).collect();
     let table = StaticTable::distill(&enc, &texts)?;
     if let Some(d) = out.parent() {
         std::fs::create_dir_all(d)?;

@@ -462,7 +462,7 @@ impl Views {
                     let text = match node.kind {
                         NodeKind::Entry => meta.name.as_str(),
                         NodeKind::Exit => continue,
-                        _ => node.text.as_str(),
+                        _ => &*node.text,
                     };
                     if text.len() >= 3 && !parts.iter().any(|p| p == text) {
                         parts.push(text.to_string());

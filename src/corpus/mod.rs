@@ -142,6 +142,9 @@ pub fn load_found(
     let parse_seconds = t0.elapsed().as_secs_f64();
     let t1 = Instant::now();
     icfg.link();
+    if log::log_enabled!(log::Level::Debug) {
+        log::debug!("{}", icfg.heap_report());
+    }
     Corpus {
         icfg,
         skipped,

@@ -65,8 +65,8 @@ impl FnCfg {
             function,
             bytes,
             lines,
-            text: String::new(),
-            calls: Vec::new(),
+            text: Box::default(),
+            calls: Box::default(),
             parent: None,
         };
         FnCfg {
@@ -98,7 +98,7 @@ impl FnCfg {
             match n.kind {
                 NodeKind::Entry => "ENTRY".to_string(),
                 NodeKind::Exit => "EXIT".to_string(),
-                _ => n.text.clone(),
+                _ => n.text.to_string(),
             }
         };
         let mut v: Vec<_> = self.edges.iter().map(|&(a, b, k)| (label(a), label(b), k)).collect();

@@ -210,9 +210,10 @@ pub struct Node {
     pub function: u32,
     pub bytes: (u32, u32),
     pub lines: (u32, u32),
-    /// Source text with whitespace runs collapsed to one space.
-    pub text: String,
-    pub calls: Vec<CallRef>,
+    /// Source text with whitespace runs collapsed to one space. Boxed, as are the calls:
+    /// a corpus's nodes are held for a whole build, and a box has no spare capacity.
+    pub text: Box<str>,
+    pub calls: Box<[CallRef]>,
     /// The loop head, condition or switch whose body holds this node (a local id in the
     /// function's CFG, as `FnCfg` numbers them); `None` at the top level of the body.
     #[serde(default, skip_serializing_if = "Option::is_none")]

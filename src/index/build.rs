@@ -365,9 +365,10 @@ fn full(
         let roots = inp.roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(", ");
         return Err(IndexError::Empty(format!("{roots} (skipped: {})", reasons.join(", "))));
     }
+    let held = resident_bytes();
+    over_budget(opts.memory, held);
     // Content hashes; the texts are read again a chunk at a time (see `Sources`).
     let hashes: Vec<String> = icfg.files.par_iter().map(|f| sha256_hex(read_text(&f.path).as_bytes())).collect();
-    let mut sources = Sources::new(&icfg, &hashes);
     report.parse_seconds = t0.elapsed().as_secs_f64();
     report.files = icfg.files.len();
     report.lines = icfg.files.iter().map(|f| f.lines as u64).sum();
@@ -401,7 +402,7 @@ fn full(
     let mut ids = Vec::with_capacity(searchable);
     let mut search_rows = Vec::new();
     let all: Vec<u32> = (0..icfg.graph.node_count() as u32).collect();
-    for batch in all.chunks(opts.batches.nodes.max(1)) {
+    for batch in all.chunks(node_batch(opts, held)) {
         let rows = crate::model::embed::embed_nodes(model, &icfg, &csr, enc, batch, &mut |_, _| {})?;
         for (i, &n) in batch.iter().enumerate() {
             if vectors::searchable(icfg.graph[petgraph::graph::NodeIndex::new(n as usize)].kind) {
@@ -417,6 +418,7 @@ fn full(
         progress("embed", if batch.last() == all.last() { total_files } else { last.min(total_files) }, total_files);
     }
     drop(csr);
+    give_back_freed_memory();
     // Function texts for natural-language search, made and encoded a chunk at a time; the
     // vectors wait on disk until the function index is trained on their sample.
     let n_functions = icfg.functions.len();
@@ -425,6 +427,7 @@ fn full(
     let mut fspill = Spill::new(inp.dir, crate::features::DIM, every)?;
     progress("functions", 0, n_functions);
     let chunk = opts.batches.functions.max(1);
+    let mut sources = Sources::new(&icfg, &hashes);
     for start in (0..n_functions as u32).step_by(chunk) {
         let end = (start + chunk as u32).min(n_functions as u32);
         let texts_of = sources.hold(start..end);
@@ -436,6 +439,8 @@ fn full(
         }
         progress("functions", end as usize, n_functions);
     }
+    drop(sources);
+    give_back_freed_memory();
     let after = encoder_stats(enc, fenc);
     report.texts_encoded = after.0 - before.0;
     report.texts_from_cache = after.1 - before.1;
@@ -455,7 +460,44 @@ fn full(
         .chain(skipped.par_iter().map(|s| (s.0.clone(), s.1.clone())))
         .filter_map(|(p, h)| super::stamps::Stamp::observe(Path::new(&p), &h, began).map(|s| (p, s)))
         .collect();
+    let (n_files, n_nodes, n_edges) = (icfg.files.len(), icfg.graph.node_count(), icfg.graph.edge_count());
+    // Moved into the write stage, which drops it once nothing left to write needs it.
+    let mut graphs = Some(icfg);
     let gen = commit(inp.dir, inp.model_dir, progress, |tmp| {
+        let icfg = graphs.take().expect("the graphs, once");
+        // First what is made from the graphs: shapes, BM25F, `graph.bin`, `icfg.bin` and the
+        // database's rows; then the graphs go, and the vector indexes are made from the
+        // spilled rows without them beneath.
+        let ops = |n: petgraph::graph::NodeIndex| crate::model::embed::op_counts(&icfg.graph[n]);
+        let path = tmp.join("shapes.bin");
+        let mut shapes = crate::shape::store::FileWriter::create(&path, n_functions).map_err(io(&path))?;
+        for start in (0..n_functions as u32).step_by(chunk) {
+            let end = (start + chunk as u32).min(n_functions as u32);
+            let some: Vec<crate::shape::Shape> = (start..end).into_par_iter().map(|f| crate::shape::Shape::of_function(&icfg, f, &ops)).collect();
+            shapes.add(&some).map_err(io(&path))?;
+        }
+        shapes.finish().map_err(io(&path))?;
+        // BM25F a chunk of functions at a time (see `lexical::Builder`).
+        let mut lex = lexical::Builder::default();
+        let mut sources = Sources::new(&icfg, &hashes);
+        for start in (0..n_functions as u32).step_by(chunk) {
+            let end = (start + chunk as u32).min(n_functions as u32);
+            let texts_of = sources.hold(start..end);
+            let comment = |f: u32| function_comment(&icfg, f, &texts_of[icfg.functions[f as usize].meta.file as usize]).to_string();
+            lex.add(&lexical::documents_of(&icfg, start..end, texts_of, &comment));
+        }
+        drop(sources);
+        let path = tmp.join("lexical.bin");
+        let mut out = std::io::BufWriter::new(std::fs::File::create(&path).map_err(io(&path))?);
+        lex.write_to(&mut out).and_then(|()| std::io::Write::flush(&mut out)).map_err(io(&path))?;
+        drop(out);
+        // BM25F's postings are gone: their memory goes back before the adjacency is made.
+        give_back_freed_memory();
+        write_graph_parts(tmp, &Csr::from_icfg(&icfg), &icfg)?;
+        // The meta row is written once the files it sums are (`Store::set_meta` below).
+        Store::create(&tmp.join(DATABASE), &icfg, &hashes, &skipped, &stamps, &[])?;
+        drop(icfg);
+        give_back_freed_memory();
         // Node vectors: the projection (the corpus's, or fitted on the spill's sample as
         // `Projection::fit` samples) applied block by block as it applies to the whole; FAISS
         // trained on the rows `vectors::training_rows` picks and filled a block at a time,
@@ -468,21 +510,21 @@ fn full(
                     (Some(p), Some(mut spill)) => {
                         p.write(&tmp.join("nodes.pca"))?;
                         let mut at = 0;
-                        spill.blocks(Projection::BLOCK, &mut |b| add_block(&mut ix, &p.apply(b)?, &ids, &mut at))?;
+                        spill.blocks(opts.batches.rows, &mut |b| add_block(&mut ix, &p.apply(b)?, &ids, &mut at))?;
                     }
                     _ => vectors::add(&mut ix, &search_rows, &ids)?,
                 }
                 ix
             }
             (None, Some(mut spill)) => {
-                let p = Projection::fit_sample(spill.sample(), dim, vectors::PCA_DIM)?;
+                let p = Projection::fit_sample(&spill.sample()?, dim, vectors::PCA_DIM)?;
                 p.write(&tmp.join("nodes.pca"))?;
                 let mut projected = Spill::new(inp.dir, p.d_out, vectors::training_rows(&node_factory, ids.len()))?;
-                spill.blocks(Projection::BLOCK, &mut |b| projected.push(&p.apply(b)?))?;
+                spill.blocks(opts.batches.rows, &mut |b| projected.push(&p.apply(b)?))?;
                 drop(spill);
-                let mut ix = vectors::trained_with_ids(&node_factory, p.d_out, projected.sample())?;
+                let mut ix = vectors::trained_with_ids(&node_factory, p.d_out, &projected.sample()?)?;
                 let mut at = 0;
-                projected.blocks(Projection::BLOCK, &mut |b| add_block(&mut ix, b, &ids, &mut at))?;
+                projected.blocks(opts.batches.rows, &mut |b| add_block(&mut ix, b, &ids, &mut at))?;
                 ix
             }
             (None, None) => vectors::build_with_ids(&node_factory, dim, &search_rows, &ids)?,
@@ -492,35 +534,12 @@ fn full(
         let function_ids: Vec<u64> = (0..n_functions as u64).collect();
         let mut f_index = match inp.global {
             Some(g) => g.function_index()?,
-            None => vectors::trained_with_ids(&function_factory, crate::features::DIM, fspill.sample())?,
+            None => vectors::trained_with_ids(&function_factory, crate::features::DIM, &fspill.sample()?)?,
         };
         let mut at = 0;
         fspill.blocks(chunk, &mut |b| add_block(&mut f_index, b, &function_ids, &mut at))?;
         vectors::write(&f_index, &tmp.join("functions.faiss"))?;
         drop(f_index);
-        // Shapes and the BM25F index, made once the vectors are written so that neither is
-        // held beside them; BM25F a chunk of functions at a time (see `lexical::Builder`).
-        let ops = |n: petgraph::graph::NodeIndex| crate::model::embed::op_counts(&icfg.graph[n]);
-        let path = tmp.join("shapes.bin");
-        let mut shapes = crate::shape::store::FileWriter::create(&path, n_functions).map_err(io(&path))?;
-        for start in (0..n_functions as u32).step_by(chunk) {
-            let end = (start + chunk as u32).min(n_functions as u32);
-            let some: Vec<crate::shape::Shape> = (start..end).into_par_iter().map(|f| crate::shape::Shape::of_function(&icfg, f, &ops)).collect();
-            shapes.add(&some).map_err(io(&path))?;
-        }
-        shapes.finish().map_err(io(&path))?;
-        let mut lex = lexical::Builder::default();
-        for start in (0..n_functions as u32).step_by(chunk) {
-            let end = (start + chunk as u32).min(n_functions as u32);
-            let texts_of = sources.hold(start..end);
-            let comment = |f: u32| function_comment(&icfg, f, &texts_of[icfg.functions[f as usize].meta.file as usize]).to_string();
-            lex.add(&lexical::documents_of(&icfg, start..end, texts_of, &comment));
-        }
-        let path = tmp.join("lexical.bin");
-        let mut out = std::io::BufWriter::new(std::fs::File::create(&path).map_err(io(&path))?);
-        lex.write_to(&mut out).and_then(|()| std::io::Write::flush(&mut out)).map_err(io(&path))?;
-        drop(out);
-        write_graph_parts(tmp, &Csr::from_icfg(&icfg), &icfg)?;
         Ok(IndexMeta {
             format: FORMAT,
             beryl: env!("CARGO_PKG_VERSION").to_string(),
@@ -537,14 +556,14 @@ fn full(
             function_factory: function_factory.clone(),
             roots: inp.roots.iter().map(|r| r.display().to_string()).collect(),
             anonymized: inp.identity.anonymized,
-            files: icfg.files.len(),
+            files: n_files,
             lines: report.lines,
             source_bytes: report.source_bytes,
             functions: n_functions,
             function_slots: n_functions,
-            nodes: icfg.graph.node_count(),
+            nodes: n_nodes,
             indexed_nodes: ids.len(),
-            edges: icfg.graph.edge_count(),
+            edges: n_edges,
             skipped: corpus.skipped.len(),
             created_unix: 0,
             linked_by_project: true,
@@ -552,14 +571,58 @@ fn full(
             checksums: Default::default(),
             walk: opts.walk.record(),
         })
-    }, |db, meta_json| {
-        Store::create(db, &icfg, &hashes, &skipped, &stamps, &[("schema", FORMAT.to_string()), ("meta", meta_json.to_string())])
-    })?;
+    }, |db, meta_json| Store::set_meta(db, &[("schema", FORMAT.to_string()), ("meta", meta_json.to_string())]))?;
     report.write_seconds = t2.elapsed().as_secs_f64();
     report.index_bytes = dir_bytes(&gen);
     report.total_seconds = t0.elapsed().as_secs_f64();
     progress("done", 1, 1);
     Ok(report)
+}
+
+/// Hands memory freed by the allocator back to the system. glibc keeps what a program
+/// frees for its own reuse, and the graphs are many small blocks: without this the
+/// resident size stays at its height after the graphs are dropped, and what comes next
+/// (FAISS's lists, allocated by C++) is counted on top.
+fn give_back_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory; it takes no pointer.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+/// The GCN's batch: the one configured, or a smaller one when the graphs leave less room
+/// under the budget than it needs (about 12 KB a node at its peak; half the room at most,
+/// the allocator's slack and the rows' ids taking their share).
+fn node_batch(opts: &IndexOptions, held: Option<u64>) -> usize {
+    let room = held.map_or(u64::MAX, |h| opts.memory.saturating_sub(h));
+    let fits = usize::try_from(room / 2 / (12 << 10)).unwrap_or(usize::MAX);
+    opts.batches.nodes.min(fits).max(1024)
+}
+
+/// Says so when the graphs just parsed (`held`) leave too little of the memory budget for
+/// the stages after them: a build holds a corpus's graphs whole until its vectors are
+/// made, so on a large enough corpus no batch size keeps it under the budget.
+fn over_budget(budget: u64, held: Option<u64>) {
+    let Some(held) = held else { return };
+    // The least the stages after the parse add while the graphs are held (the GCN at its
+    // smallest batch, BM25F's postings, the graph's adjacency), measured on the whole
+    // Linux tree: about a sixth of the default budget.
+    if held + budget.min(super::DEFAULT_MEMORY) / 6 > budget {
+        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+        log::warn!(
+            "the corpus's graphs take {:.2} GiB once parsed, and the build holds them whole: it will need more than --memory {:.2} GiB",
+            gib(held),
+            gib(budget)
+        );
+    }
+}
+
+/// This process's resident memory (Linux; `None` elsewhere).
+pub(crate) fn resident_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kb: u64 = status.lines().find_map(|l| l.strip_prefix("VmRSS:"))?.trim().trim_end_matches("kB").trim().parse().ok()?;
+    Some(kb * 1024)
 }
 
 /// Writes the files every generation holds beside its vectors and database.

@@ -259,7 +259,7 @@ pub fn decode(bytes: &[u8]) -> Result<Icfg, String> {
             .map(|_| Ok(CallRef { name: r.str()?, qualifier: r.str()?, argc: r.u32()?, member: r.u8()? == 1 }))
             .collect::<Res<Vec<_>>>()?;
         let parent = Some(v[6]).filter(|&p| p != u32::MAX);
-        icfg.graph.add_node(Node { kind, lang, file: v[0], function: v[1], bytes: (v[2], v[3]), lines: (v[4], v[5]), text, calls, parent });
+        icfg.graph.add_node(Node { kind, lang, file: v[0], function: v[1], bytes: (v[2], v[3]), lines: (v[4], v[5]), text: text.into(), calls: calls.into(), parent });
     }
     let n_nodes = icfg.graph.node_count();
     let (n_files, n_functions) = (icfg.files.len(), icfg.functions.len());

@@ -204,6 +204,9 @@ pub struct IndexOptions {
     pub global: Option<PathBuf>,
     /// How much a full build handles at once.
     pub batches: Batches,
+    /// The peak resident memory a build aims to stay under, in bytes (`--memory`); the
+    /// batches are sized for it by [`Batches::for_memory`].
+    pub memory: u64,
 }
 
 impl Default for IndexOptions {
@@ -216,9 +219,13 @@ impl Default for IndexOptions {
             force: false,
             global: None,
             batches: Batches::default(),
+            memory: DEFAULT_MEMORY,
         }
     }
 }
+
+/// The default of `--memory`: 3 GiB.
+pub const DEFAULT_MEMORY: u64 = 3 << 30;
 
 /// How much a full build handles at once: what it holds besides the corpus's graphs grows
 /// with these, not with the corpus. Any sizes give the same index.
@@ -229,11 +236,28 @@ pub struct Batches {
     /// Functions through the function encoder and into BM25F: the encoder sorts a batch by
     /// length, so large batches pad little.
     pub functions: usize,
+    /// Spilled rows read back at once, to be projected or added to FAISS: about 8 KB each
+    /// (a search row, its projection, libtorch's copy).
+    pub rows: usize,
 }
 
 impl Default for Batches {
     fn default() -> Self {
-        Batches { nodes: 32_768, functions: 4096 }
+        Batches::for_memory(DEFAULT_MEMORY)
+    }
+}
+
+impl Batches {
+    /// Batches for a build meant to stay under `bytes`: the GCN's batch takes about an
+    /// eighth of it, a block of rows a sixth, and neither more than at the default budget,
+    /// past which larger batches were no faster.
+    pub fn for_memory(bytes: u64) -> Batches {
+        let share = |part: u64, each: u64, min: usize, max: usize| ((bytes / part / each) as usize).clamp(min, max);
+        Batches {
+            nodes: share(8, 12 << 10, 1024, 32_768),
+            functions: ((4096 * bytes / DEFAULT_MEMORY) as usize).clamp(256, 4096),
+            rows: share(6, 8 << 10, 4096, 65_536),
+        }
     }
 }
 
@@ -685,5 +709,19 @@ impl Index {
 
     pub fn lang_of_file(&self, file: u32) -> Option<Lang> {
         Lang::named(&self.store.file(file).ok()?.lang)
+    }
+}
+
+#[cfg(test)]
+mod budget_tests {
+    use super::*;
+
+    #[test]
+    fn batches_shrink_with_the_budget_and_stop_at_the_default() {
+        assert_eq!(Batches::default(), Batches { nodes: 32_768, functions: 4096, rows: 65_536 });
+        assert_eq!(Batches::for_memory(64 << 30), Batches::default());
+        let small = Batches::for_memory(512 << 20);
+        assert!(small.nodes < 8_000 && small.functions < 1_000 && small.rows < 12_000, "{small:?}");
+        assert_eq!(Batches::for_memory(64 << 20), Batches { nodes: 1024, functions: 256, rows: 4096 });
     }
 }

@@ -163,6 +163,23 @@ impl Store {
         Ok(())
     }
 
+    /// Replaces the `meta` rows of the database at `path` (a full build writes the rows of
+    /// the graphs first and the meta once the files it sums are written).
+    pub fn set_meta(path: &Path, meta: &[(&str, String)]) -> Result<(), IndexError> {
+        let mut conn = Connection::open(path).map_err(db)?;
+        conn.execute_batch("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;").map_err(db)?;
+        let tx = conn.transaction().map_err(db)?;
+        tx.execute("DELETE FROM meta", []).map_err(db)?;
+        {
+            let mut st = tx.prepare("INSERT INTO meta VALUES (?1, ?2)").map_err(db)?;
+            for (k, v) in meta {
+                st.execute(params![k, v]).map_err(db)?;
+            }
+        }
+        tx.commit().map_err(db)?;
+        Ok(())
+    }
+
     /// Brings a copy of an earlier database up to date in one transaction: rows of
     /// `removed_files` and `removed_functions` (with their nodes) go, and the files `files`
     /// (id, hash) and functions `functions` of `icfg` are added. An `edges` table of an

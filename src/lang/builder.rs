@@ -136,8 +136,8 @@ impl<'a> Builder<'a> {
             function: self.function,
             bytes,
             lines,
-            text,
-            calls,
+            text: text.into(),
+            calls: calls.into(),
             parent: self.nest.last().copied(),
         })
     }

@@ -117,8 +117,8 @@ impl Builder<'_> {
             function: self.function,
             bytes: (span.start, span.end),
             lines: self.lines.span(span),
-            text: normalize_ws(&text),
-            calls,
+            text: normalize_ws(&text).into(),
+            calls: calls.into(),
             parent: self.nest.last().copied(),
         })
     }

@@ -260,7 +260,7 @@ fn query_rows(model: &crate::model::Model, features: crate::index::FeatureSet, h
         if !vectors::searchable(node.kind) {
             continue;
         }
-        let text = if node.kind == NodeKind::Entry { q.functions[node.function as usize].meta.name.clone() } else { node.text.clone() };
+        let text = if node.kind == NodeKind::Entry { q.functions[node.function as usize].meta.name.clone() } else { node.text.to_string() };
         // ENTRY spans the whole procedure; its own line is the header.
         let last = if node.kind == NodeKind::Entry { node.lines.0 } else { node.lines.1 };
         nodes.push(QueryNode { id: nodes.len(), kind: node.kind.name().into(), lines: (map(node.lines.0.max(1)), map(last.max(1))), text });

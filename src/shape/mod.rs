@@ -258,7 +258,7 @@ impl Shape {
                 nodes[k].parent = TOP;
             }
         }
-        let texts: Vec<(NodeKind, &str)> = keep.iter().map(|&i| (icfg.graph[NodeIndex::new(i)].kind, icfg.graph[NodeIndex::new(i)].text.as_str())).collect();
+        let texts: Vec<(NodeKind, &str)> = keep.iter().map(|&i| (icfg.graph[NodeIndex::new(i)].kind, &*icfg.graph[NodeIndex::new(i)].text)).collect();
         set_flow(&mut nodes, &texts);
         let mut callees = Vec::new();
         let mut recursive = false;

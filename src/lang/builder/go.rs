@@ -135,7 +135,7 @@ impl<'a> Builder<'a> {
                 let brace = n.children(&mut n.walk()).find(|k| k.kind() == "{").map_or(v.end_byte(), |b| b.start_byte());
                 let h = self.clause_head(NodeKind::Switch, n, brace, Some(v));
                 let text = std::str::from_utf8(&self.src[from.start_byte()..brace.max(from.start_byte())]).unwrap_or("");
-                self.cfg.nodes[h as usize].text = crate::graph::normalize_ws(text);
+                self.cfg.nodes[h as usize].text = crate::graph::normalize_ws(text).into();
                 h
             }
             None => self.marker(NodeKind::Switch, n, if n.kind() == "select_statement" { "select" } else { "switch" }),

@@ -86,7 +86,7 @@ impl Query {
                 let ls = (map(n.lines.0.max(1)), map(n.lines.1.max(1)));
                 lines.extend(ls.0..=ls.1);
                 node_of.insert((p as u32, k as u16), nodes.len());
-                nodes.push(QueryNode { id: nodes.len(), kind: w.kind.name().into(), lines: ls, text: w.text.clone() });
+                nodes.push(QueryNode { id: nodes.len(), kind: w.kind.name().into(), lines: ls, text: w.text.to_string() });
             }
         }
         let profile = profile_of(&shapes);
