@@ -753,3 +753,21 @@ pub(super) fn dir_bytes(p: &Path) -> u64 {
     }
     total
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_graph_networks_batch_fits_the_room_the_graphs_leave() {
+        let opts = IndexOptions::default();
+        // Unknown resident size, or room to spare: the batch configured.
+        assert_eq!(node_batch(&opts, None), opts.batches.nodes);
+        assert_eq!(node_batch(&opts, Some(1 << 30)), opts.batches.nodes);
+        // 0.5 GiB left of 3 GiB: half of it at 12 KB a node.
+        assert_eq!(node_batch(&opts, Some(5 << 29)), (1 << 29) / 2 / (12 << 10));
+        // Nothing left: the smallest batch, never none.
+        assert_eq!(node_batch(&opts, Some(4 << 30)), 1024);
+        assert!(resident_bytes().is_some_and(|b| b > 1 << 20), "a running test holds more than a megabyte");
+    }
+}
