@@ -1,17 +1,18 @@
 //! A full build that works in small batches makes the index that the default batches make.
 //! What a build holds besides the corpus's graphs is set by its batch sizes; the result
-//! must not depend on them. On igraph, with batches about a hundredth of the corpus (the GCN,
-//! the function encoder, shapes, BM25F and the FAISS fills each run many times), every file the
-//! generations hold is the same to the byte.
+//! must not depend on them. On igraph, built under the smallest `--memory` budget (64 MiB:
+//! the GCN, the function encoder, shapes, BM25F, the projection and the FAISS fills each run
+//! many times, and the graphs alone leave no room, so the GCN takes its smallest batch),
+//! every file the generations hold is the same to the byte, and so is every database row.
 
 use beryl::corpus::fetch::fetch;
 use beryl::features::{CacheAt, TextEncoders};
 use beryl::index::{self, Batches, BuildReport, IndexOptions};
 use std::path::{Path, PathBuf};
 
-fn build(root: &Path, dir: &Path, enc: &TextEncoders, batches: Batches) -> BuildReport {
+fn build(root: &Path, dir: &Path, enc: &TextEncoders, memory: u64) -> BuildReport {
     let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/default");
-    let opts = IndexOptions { batches, ..IndexOptions::default() };
+    let opts = IndexOptions { batches: Batches::for_memory(memory), memory, ..IndexOptions::default() };
     index::build(&[root.to_path_buf()], dir, &opts, &model, enc, &mut |_, _, _| {}).expect("index")
 }
 
@@ -25,10 +26,11 @@ fn small_batches_build_the_same_index() {
     let work = tempfile::tempdir().unwrap();
     let enc = TextEncoders::defaults(None, CacheAt::Default);
     let (whole, small) = (work.path().join("default"), work.path().join("small"));
-    let a = build(&src, &whole, &enc, Batches::default());
-    let tiny = Batches { nodes: 1000, functions: 50, rows: 1000 };
-    let b = build(&src, &small, &enc, tiny);
-    assert!(a.nodes > 50 * tiny.nodes && a.functions > 50 * tiny.functions, "{} nodes, {} functions", a.nodes, a.functions);
+    let a = build(&src, &whole, &enc, index::DEFAULT_MEMORY);
+    let budget = 64 << 20;
+    let tiny = Batches::for_memory(budget);
+    let b = build(&src, &small, &enc, budget);
+    assert!(a.nodes > 50 * tiny.nodes && a.functions > 10 * tiny.functions && a.nodes > 10 * tiny.rows, "{} nodes, {} functions, {tiny:?}", a.nodes, a.functions);
     assert!(a.nodes < Batches::default().nodes * 10, "the default batches split igraph a few times at most");
     assert_eq!((a.files, a.functions, a.nodes), (b.files, b.functions, b.nodes));
     let (ga, gb) = (generation(&whole), generation(&small));
@@ -38,6 +40,23 @@ fn small_batches_build_the_same_index() {
         let (x, y) = (std::fs::read(ga.join(name)).unwrap(), std::fs::read(gb.join(name)).unwrap());
         assert!(!x.is_empty(), "{name} is empty");
         assert!(x == y, "{name} differs: {} bytes in the default batches, {} in small ones", x.len(), y.len());
+    }
+    // The database's rows too (its `meta` differs: the build's time is in it).
+    let rows = |dir: &Path, table: &str| -> Vec<Vec<String>> {
+        let db = rusqlite::Connection::open(generation(dir).join("index.sqlite")).unwrap();
+        let mut st = db.prepare(&format!("SELECT * FROM {table} ORDER BY 1")).unwrap();
+        let n = st.column_count();
+        let got = st
+            .query_map([], |r| (0..n).map(|i| r.get_ref(i).map(|v| format!("{v:?}"))).collect::<Result<Vec<String>, _>>())
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        got
+    };
+    for table in ["files", "functions", "nodes", "skipped", "stamps"] {
+        let (x, y) = (rows(&whole, table), rows(&small, table));
+        assert!(!x.is_empty() || table == "skipped", "no {table} rows");
+        assert!(x == y, "the {table} rows differ");
     }
     // Nothing the batches spilled stays beside the index.
     let left: Vec<String> = std::fs::read_dir(&small).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.contains(".rows-")).collect();
