@@ -334,7 +334,6 @@ impl<'a> Sources<'a> {
 }
 
 /// The files a run skipped, as the database records them: path, content hash, reason.
-
 pub(super) fn skipped_rows(skipped: &[corpus::walk::Skipped]) -> Vec<(String, String, String)> {
     skipped
         .par_iter()
