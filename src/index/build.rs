@@ -574,6 +574,10 @@ fn full(
     report.write_seconds = t2.elapsed().as_secs_f64();
     report.index_bytes = dir_bytes(&gen);
     report.total_seconds = t0.elapsed().as_secs_f64();
+    if let Some(peak) = resident_bytes_at("VmHWM:").filter(|&p| p > opts.memory) {
+        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+        log::warn!("this build peaked at {:.2} GiB, over --memory {:.2} GiB", gib(peak), gib(opts.memory));
+    }
     progress("done", 1, 1);
     Ok(report)
 }
@@ -619,8 +623,13 @@ fn over_budget(budget: u64, held: Option<u64>) {
 
 /// This process's resident memory (Linux; `None` elsewhere).
 pub(crate) fn resident_bytes() -> Option<u64> {
+    resident_bytes_at("VmRSS:")
+}
+
+/// A size line of `/proc/self/status` (`VmRSS:` now, `VmHWM:` the peak so far), in bytes.
+fn resident_bytes_at(key: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let kb: u64 = status.lines().find_map(|l| l.strip_prefix("VmRSS:"))?.trim().trim_end_matches("kB").trim().parse().ok()?;
+    let kb: u64 = status.lines().find_map(|l| l.strip_prefix(key))?.trim().trim_end_matches("kB").trim().parse().ok()?;
     Some(kb * 1024)
 }
 
@@ -768,5 +777,7 @@ mod tests {
         // Nothing left: the smallest batch, never none.
         assert_eq!(node_batch(&opts, Some(4 << 30)), 1024);
         assert!(resident_bytes().is_some_and(|b| b > 1 << 20), "a running test holds more than a megabyte");
+        let now = resident_bytes();
+        assert!(resident_bytes_at("VmHWM:") >= now, "the peak is at least what was held a moment before");
     }
 }
