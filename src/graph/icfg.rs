@@ -169,22 +169,20 @@ impl Icfg {
     /// Where the ICFG's memory lies, in bytes by part (for `RUST_LOG=debug`).
     pub fn heap_report(&self) -> String {
         let nodes = self.graph.node_count();
-        let (mut text, mut text_cap, mut calls, mut calls_cap, mut call_names) = (0usize, 0usize, 0usize, 0usize, 0usize);
+        let (mut text, mut texts, mut calls, mut call_names) = (0usize, 0usize, 0usize, 0usize);
         for n in self.graph.node_weights() {
             text += n.text.len();
-            text_cap += n.text.len();
+            texts += usize::from(!n.text.is_empty());
             calls += n.calls.len();
-            calls_cap += n.calls.len();
             call_names += n.calls.iter().map(|c| c.name.capacity() + c.qualifier.capacity()).sum::<usize>();
         }
         let targets: usize = self.calls.iter().map(|c| c.targets.capacity()).sum();
         let meta: usize = self.functions.iter().map(|f| f.meta.name.capacity() + f.meta.scope.iter().map(|s| s.capacity() + 24).sum::<usize>()).sum();
         format!(
-            "icfg heap: {nodes} nodes x {} B, {} edges x {} B; text {text} B (capacity {text_cap}, {} non-empty); calls {calls} (capacity {calls_cap}) x {} B, names {call_names} B; sites {} x {} B, targets {targets} x 4 B; functions {} x {} B + names {meta} B",
+            "icfg heap: {nodes} nodes x {} B, {} edges x {} B; text {text} B in {texts} strings; calls {calls} x {} B, names {call_names} B; sites {} x {} B, targets {targets} x 4 B; functions {} x {} B + names {meta} B",
             std::mem::size_of::<Node>() + 8,
             self.graph.edge_count(),
             std::mem::size_of::<EdgeKind>().max(4) + 16,
-            self.graph.node_weights().filter(|n| !n.text.is_empty()).count(),
             std::mem::size_of::<super::CallRef>(),
             self.calls.len(),
             std::mem::size_of::<CallSite>(),

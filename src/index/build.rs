@@ -575,7 +575,6 @@ fn full(
     report.index_bytes = dir_bytes(&gen);
     report.total_seconds = t0.elapsed().as_secs_f64();
     if let Some(peak) = resident_bytes_at("VmHWM:").filter(|&p| p > opts.memory) {
-        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
         log::warn!("this build peaked at {:.2} GiB, over --memory {:.2} GiB", gib(peak), gib(opts.memory));
     }
     progress("done", 1, 1);
@@ -612,13 +611,16 @@ fn over_budget(budget: u64, held: Option<u64>) {
     // smallest batch, BM25F's postings, the graph's adjacency), measured on the whole
     // Linux tree: about a sixth of the default budget.
     if held + budget.min(super::DEFAULT_MEMORY) / 6 > budget {
-        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
         log::warn!(
             "the corpus's graphs take {:.2} GiB once parsed, and the build holds them whole: it will need more than --memory {:.2} GiB",
             gib(held),
             gib(budget)
         );
     }
+}
+
+fn gib(bytes: u64) -> f64 {
+    bytes as f64 / (1u64 << 30) as f64
 }
 
 /// This process's resident memory (Linux; `None` elsewhere).

@@ -34,6 +34,14 @@ pub fn edge_rows(icfg: &Icfg) -> Vec<(u32, u32, u8)> {
     v
 }
 
+fn insert_meta(tx: &rusqlite::Transaction, meta: &[(&str, String)]) -> Result<(), IndexError> {
+    let mut st = tx.prepare("INSERT INTO meta VALUES (?1, ?2)").map_err(db)?;
+    for (k, v) in meta {
+        st.execute(params![k, v]).map_err(db)?;
+    }
+    Ok(())
+}
+
 fn insert(
     tx: &rusqlite::Transaction,
     icfg: &Icfg,
@@ -41,10 +49,7 @@ fn insert(
     functions: std::ops::Range<u32>,
     meta: &[(&str, String)],
 ) -> Result<(), IndexError> {
-    let mut st = tx.prepare("INSERT INTO meta VALUES (?1, ?2)").map_err(db)?;
-    for (k, v) in meta {
-        st.execute(params![k, v]).map_err(db)?;
-    }
+    insert_meta(tx, meta)?;
     let mut st = tx.prepare("INSERT INTO files VALUES (?1, ?2, ?3, ?4, ?5, ?6)").map_err(db)?;
     for &(i, hash) in files {
         let f = &icfg.files[i as usize];
@@ -170,12 +175,7 @@ impl Store {
         conn.execute_batch("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;").map_err(db)?;
         let tx = conn.transaction().map_err(db)?;
         tx.execute("DELETE FROM meta", []).map_err(db)?;
-        {
-            let mut st = tx.prepare("INSERT INTO meta VALUES (?1, ?2)").map_err(db)?;
-            for (k, v) in meta {
-                st.execute(params![k, v]).map_err(db)?;
-            }
-        }
+        insert_meta(&tx, meta)?;
         tx.commit().map_err(db)?;
         Ok(())
     }
