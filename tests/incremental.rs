@@ -29,7 +29,12 @@ fn model() -> PathBuf {
 }
 
 fn build(root: &Path, dir: &Path, enc: &TextEncoders, factory: Option<&str>) -> BuildReport {
-    let opts = IndexOptions { factory: factory.map(str::to_string), ..IndexOptions::default() };
+    build_patching(root, dir, enc, factory, index::PATCH_FROM)
+}
+
+/// [`build`], updates patching the files in place from `patch_from` indexed nodes on.
+fn build_patching(root: &Path, dir: &Path, enc: &TextEncoders, factory: Option<&str>, patch_from: usize) -> BuildReport {
+    let opts = IndexOptions { factory: factory.map(str::to_string), patch_from, ..IndexOptions::default() };
     index::build(&[root.to_path_buf()], dir, &opts, &model(), enc, &mut |_, _, _| {}).expect("index")
 }
 
@@ -95,8 +100,9 @@ fn answers(dir: &Path, enc: &TextEncoders) -> Answers {
     out
 }
 
-/// Applies the edits one at a time, updating the indexes `dirs` after each.
-fn edit_and_update(tree: &Path, dirs: &[(&Path, Option<&str>)], enc: &TextEncoders) {
+/// Applies the edits one at a time, updating the indexes `dirs` (folder, layout, nodes
+/// from which updates patch) after each.
+fn edit_and_update(tree: &Path, dirs: &[(&Path, Option<&str>, usize)], enc: &TextEncoders) {
     let paths = tree.join("src/paths");
     let steps: Vec<(&str, Box<dyn Fn()>)> = vec![
         (
@@ -142,8 +148,8 @@ fn edit_and_update(tree: &Path, dirs: &[(&Path, Option<&str>)], enc: &TextEncode
     ];
     for (what, step) in steps {
         step();
-        for &(dir, factory) in dirs {
-            let r = build(tree, dir, enc, factory);
+        for &(dir, factory, patch_from) in dirs {
+            let r = build_patching(tree, dir, enc, factory, patch_from);
             assert!(r.updated, "{what}: not an update ({:?})", r.full_reason);
             assert!(r.changed_files + r.new_files + r.removed_files == 1, "{what}: {r:?}");
             eprintln!("{what}: updated in {:.2} s, {} nodes recomputed", r.total_seconds, r.recomputed_nodes);
@@ -161,7 +167,11 @@ fn an_updated_index_answers_as_a_fresh_one() {
     let (flat, ivf) = (work.path().join("flat"), work.path().join("ivf"));
     build(&tree, &flat, &enc, Some("Flat"));
     let first = build(&tree, &ivf, &enc, None);
-    edit_and_update(&tree, &[(&flat, Some("Flat")), (&ivf, None)], &enc);
+    // The same, each update written as a patch over the first build's files.
+    let (flat_patched, ivf_patched) = (work.path().join("flat-patched"), work.path().join("ivf-patched"));
+    build(&tree, &flat_patched, &enc, Some("Flat"));
+    build(&tree, &ivf_patched, &enc, None);
+    edit_and_update(&tree, &[(&flat, Some("Flat"), usize::MAX), (&ivf, None, usize::MAX), (&flat_patched, Some("Flat"), 0), (&ivf_patched, None, 0)], &enc);
 
     // The same tree indexed anew.
     let (flat_new, ivf_new) = (work.path().join("flat-new"), work.path().join("ivf-new"));
@@ -174,12 +184,31 @@ fn an_updated_index_answers_as_a_fresh_one() {
     assert!(mu.function_slots > mf.function_slots, "removed functions leave their ids empty");
     assert!(first.nodes > 0 && meta(&ivf).node_factory.starts_with("IVF"), "the default layout here is IVF");
 
-    // Flat: the same fragments in the same order, scores within the tolerance.
+    for d in [&flat_patched, &ivf_patched] {
+        let m = meta(d);
+        assert!(m.checksums.contains_key(index::patch::FILE), "{} holds no patch", d.display());
+        assert_eq!((m.files, m.functions, m.indexed_nodes, m.lines, m.function_slots), (mu.files, mu.functions, mu.indexed_nodes, mu.lines, mu.function_slots));
+    }
+    assert!(!mu.checksums.contains_key(index::patch::FILE));
+    // Flat: the same fragments in the same order, scores within the tolerance; the
+    // patched index as the one written whole.
+    for (updated, fresh) in [(&flat, &flat_new), (&flat_patched, &flat_new)] {
+        same_answers(&answers(updated, &enc), &answers(fresh, &enc));
+    }
+
+    // IVF-PQ: each build trains its own quantizers; the top 10s stay close. A patch holds
+    // its vectors exactly, beside the first build's quantized ones.
+    for (updated, fresh) in [(&ivf, &ivf_new), (&ivf_patched, &ivf_new)] {
+        close_answers(&answers(updated, &enc), &answers(fresh, &enc));
+    }
+}
+
+/// The same fragments in the same order, scores within the tolerance.
+fn same_answers(a: &Answers, b: &Answers) {
     const TOLERANCE: f64 = 0.05;
     let mut worst = 0f64;
-    let (a, b) = (answers(&flat, &enc), answers(&flat_new, &enc));
     assert!(a.len() > 40);
-    for ((q, x), (_, y)) in a.iter().zip(&b) {
+    for ((q, x), (_, y)) in a.iter().zip(b) {
         assert_eq!(x.len(), y.len(), "{q}");
         let mut xs: Vec<&String> = x.iter().map(|f| &f.0).collect();
         let mut ys: Vec<&String> = y.iter().map(|f| &f.0).collect();
@@ -195,12 +224,13 @@ fn an_updated_index_answers_as_a_fresh_one() {
         }
     }
     eprintln!("flat: largest score difference {worst:.4}");
+}
 
-    // IVF-PQ: each build trains its own quantizers; the top 10s stay close.
-    let (a, b) = (answers(&ivf, &enc), answers(&ivf_new, &enc));
+/// Top 10s that share most of their fragments and mostly their first.
+fn close_answers(a: &Answers, b: &Answers) {
     let mut overlap = 0.0;
     let mut same_first = 0;
-    for ((q, x), (_, y)) in a.iter().zip(&b) {
+    for ((q, x), (_, y)) in a.iter().zip(b) {
         let shared = x.iter().filter(|(k, _)| y.iter().any(|(kk, _)| kk == k)).count();
         overlap += shared as f64 / x.len().max(1) as f64;
         same_first += usize::from(x.first().map(|f| &f.0) == y.first().map(|f| &f.0));

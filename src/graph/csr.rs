@@ -16,7 +16,23 @@ pub const HUB_CALLERS: usize = 24;
 pub struct Csr {
     offsets: Words,
     targets: Words,
+    /// Rows an update replaced or added over this adjacency ([`Csr::with_overlay`]).
+    overlay: Option<std::sync::Arc<Overlay>>,
 }
+
+/// Rows that replace a base adjacency's (or extend it past its last node): an update
+/// writes these instead of the whole adjacency again.
+#[derive(Debug, Default)]
+struct Overlay {
+    /// Nodes of the patched graph.
+    n: usize,
+    /// The rows held, ascending.
+    rows: Vec<u32>,
+    offsets: Vec<u32>,
+    targets: Vec<u32>,
+}
+
+const OVERLAY_MAGIC: &[u8; 8] = b"BRYLCSRP";
 
 /// A run of `u32`s, in memory or read in place from a mapped `graph.bin` (an index opens
 /// without reading its adjacency: a query touches a few thousand rows of it).
@@ -62,10 +78,19 @@ impl std::ops::Deref for Words {
 
 impl Csr {
     pub fn node_count(&self) -> usize {
+        self.overlay.as_ref().map_or_else(|| self.base_count(), |o| o.n)
+    }
+
+    fn base_count(&self) -> usize {
         self.offsets.len().saturating_sub(1)
     }
 
     pub fn neighbors(&self, n: u32) -> &[u32] {
+        if let Some(o) = &self.overlay {
+            if let Ok(i) = o.rows.binary_search(&n) {
+                return &o.targets[o.offsets[i] as usize..o.offsets[i + 1] as usize];
+            }
+        }
         let i = n as usize;
         match (self.offsets.get(i), self.offsets.get(i + 1)) {
             // A mapped graph's rows are checked as they are read.
@@ -158,7 +183,7 @@ impl Csr {
         offsets[n] = write as u32;
         targets.truncate(write);
         targets.shrink_to_fit();
-        Csr { offsets: Words::Owned(offsets), targets: Words::Owned(targets) }
+        Csr { offsets: Words::Owned(offsets), targets: Words::Owned(targets), overlay: None }
     }
 
     /// The graph the GCN reads: [`Csr::from_icfg`] restricted to edges between two nodes
@@ -177,6 +202,11 @@ impl Csr {
 
     /// [`Csr::to_bytes`]'s bytes, handed to `out` a block at a time.
     pub fn write_to(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        if self.overlay.is_some() {
+            // A patched graph is written as the one graph it reads as.
+            let n = self.node_count() as u32;
+            return Csr::from_pair_source(n as usize, || (0..n).flat_map(|a| self.neighbors(a).iter().map(move |&b| (a, b)))).write_to(out);
+        }
         out.write_all(MAGIC)?;
         out.write_all(&(self.offsets.len() as u64).to_le_bytes())?;
         out.write_all(&(self.targets.len() as u64).to_le_bytes())?;
@@ -209,7 +239,7 @@ impl Csr {
             && offsets.windows(2).all(|w| w[0] <= w[1])
             && offsets[nodes] as usize == nt
             && targets.iter().all(|&t| (t as usize) < nodes);
-        ok.then(|| Csr { offsets: Words::Owned(offsets.to_vec()), targets: Words::Owned(targets.to_vec()) })
+        ok.then(|| Csr { offsets: Words::Owned(offsets.to_vec()), targets: Words::Owned(targets.to_vec()), overlay: None })
     }
 
     /// [`Csr::from_bytes`] over a mapped file, read in place: only the header and the two
@@ -238,7 +268,56 @@ impl Csr {
         Some(Csr {
             offsets: Words::Mapped { map: map.clone(), start: 24, len: no },
             targets: Words::Mapped { map, start: 24 + 4 * no, len: nt },
+            overlay: None,
         })
+    }
+
+    /// The rows of `new` that differ from this graph's (every row past this graph's last
+    /// node among them), as [`Csr::with_overlay`] reads them.
+    pub fn overlay_of(&self, new: &Csr) -> Vec<u8> {
+        let (mut rows, mut offsets, mut targets) = (Vec::new(), vec![0u32], Vec::new());
+        for n in 0..new.node_count() as u32 {
+            let row = new.neighbors(n);
+            if n as usize >= self.node_count() || self.neighbors(n) != row {
+                rows.push(n);
+                targets.extend_from_slice(row);
+                offsets.push(targets.len() as u32);
+            }
+        }
+        let mut out = Vec::with_capacity(32 + 4 * (2 * rows.len() + targets.len()));
+        out.extend(OVERLAY_MAGIC);
+        for v in [new.node_count(), rows.len(), targets.len()] {
+            out.extend((v as u64).to_le_bytes());
+        }
+        for w in rows.iter().chain(&offsets).chain(&targets) {
+            out.extend(w.to_le_bytes());
+        }
+        out
+    }
+
+    /// This graph with the rows of [`Csr::overlay_of`]'s `bytes` in place of its own;
+    /// `None` when they are not well formed or reach past the nodes they state.
+    pub fn with_overlay(mut self, b: &[u8]) -> Option<Csr> {
+        if b.len() < 32 || &b[..8] != OVERLAY_MAGIC {
+            return None;
+        }
+        let word64 = |i: usize| u64::from_le_bytes(b[8 + 8 * i..16 + 8 * i].try_into().expect("8 bytes")) as usize;
+        let (n, nr, nt) = (word64(0), word64(1), word64(2));
+        let body = &b[32..];
+        if n < self.base_count() || body.len() != 4 * nr.checked_mul(2)?.checked_add(1)?.checked_add(nt)? {
+            return None;
+        }
+        let words: Vec<u32> = body.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        let (rows, rest) = words.split_at(nr);
+        let (offsets, targets) = rest.split_at(nr + 1);
+        let ok = rows.windows(2).all(|w| w[0] < w[1])
+            && rows.last().is_none_or(|&r| (r as usize) < n)
+            && offsets[0] == 0
+            && offsets.windows(2).all(|w| w[0] <= w[1])
+            && offsets[nr] as usize == nt
+            && targets.iter().all(|&t| (t as usize) < n);
+        self.overlay = Some(std::sync::Arc::new(Overlay { n, rows: rows.to_vec(), offsets: offsets.to_vec(), targets: targets.to_vec() }));
+        ok.then_some(self)
     }
 }
 
@@ -313,6 +392,23 @@ impl<'a> Bfs<'a> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn an_overlay_reads_as_the_graph_it_was_taken_from() {
+        let base = chain(6);
+        let new = Csr::from_pairs(8, vec![(0, 1), (1, 0), (1, 2), (2, 1), (3, 7), (7, 3), (6, 5), (5, 6), (4, 5), (5, 4)]);
+        let b = base.overlay_of(&new);
+        let patched = chain(6).with_overlay(&b).unwrap();
+        assert_eq!(patched.node_count(), 8);
+        for n in 0..8 {
+            assert_eq!(patched.neighbors(n), new.neighbors(n), "row {n}");
+        }
+        // Written whole, it is the graph itself.
+        assert_eq!(patched.to_bytes(), new.to_bytes());
+        // Rows of a graph smaller than the base, or cut, are refused.
+        assert!(chain(9).with_overlay(&b).is_none());
+        assert!(chain(6).with_overlay(&b[..b.len() - 4]).is_none());
+    }
+
     fn chain(n: u32) -> Csr {
         let mut offsets = vec![0];
         let mut targets = vec![];
@@ -325,7 +421,7 @@ mod tests {
             }
             offsets.push(targets.len() as u32);
         }
-        Csr { offsets: Words::Owned(offsets), targets: Words::Owned(targets) }
+        Csr { offsets: Words::Owned(offsets), targets: Words::Owned(targets), overlay: None }
     }
 
     #[test]
@@ -422,7 +518,7 @@ mod tests {
                 targets.extend(a);
                 offsets.push(targets.len() as u32);
             }
-            Csr { offsets: Words::Owned(offsets), targets: Words::Owned(targets) }
+            Csr { offsets: Words::Owned(offsets), targets: Words::Owned(targets), overlay: None }
         };
         let wanted: HashMap<u32, usize> = (0..8).map(|n| (n, n as usize)).collect();
         for order in [[1, 2, 3, 4, 5, 6], [6, 5, 4, 3, 2, 1]] {

@@ -687,13 +687,15 @@ pub(super) fn commit(
         let (from, to) = (model_dir.join(f), tmp.join("model").join(f));
         std::fs::copy(&from, &to).map_err(io(&from))?;
     }
-    let sums: Vec<Result<Option<(String, String)>, IndexError>> = CHECKSUMMED
+    // Files linked from an older generation come with their sums.
+    let unsummed: Vec<&str> = CHECKSUMMED.iter().copied().filter(|n| !meta.checksums.contains_key(*n)).collect();
+    let sums: Vec<Result<Option<(String, String)>, IndexError>> = unsummed
         .par_iter()
         .map(|name| {
             let p = tmp.join(name);
             match checksum_file(&p) {
                 Ok(sum) => Ok(Some((name.to_string(), sum))),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound && *name == "nodes.pca" => Ok(None),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && OPTIONAL.contains(name) => Ok(None),
                 Err(e) => Err(IndexError::Io { path: p, error: e }),
             }
         })
@@ -734,6 +736,12 @@ pub(super) fn commit(
     std::os::unix::fs::symlink(&gen_name, &link_tmp).map_err(io(&link_tmp))?;
     std::fs::rename(&link_tmp, dir.join("current")).map_err(io(dir))?;
     sweep(dir, Some(&gen));
+    // Sweeping an older generation moved the change time of the files this one links.
+    let mut seen = super::verified::Verified::load(&gen);
+    for name in meta.checksums.keys() {
+        seen.relinked(name);
+    }
+    seen.save();
     Ok(gen)
 }
 

@@ -154,50 +154,15 @@ fn encode_into(icfg: &Icfg, out: &mut dyn std::io::Write) -> std::io::Result<()>
     w.put(MAGIC);
     w.u32(icfg.files.len() as u32);
     for f in &icfg.files {
-        w.str(&f.path.to_string_lossy());
-        w.lang(f.lang);
-        w.u32(f.lines);
-        w.u64(f.bytes);
-        w.u32(f.error_regions);
-        w.u8(f.removed as u8);
-        w.str(&f.unit.package);
-        w.u32(f.unit.imports.len() as u32);
-        for i in &f.unit.imports {
-            w.str(i);
-        }
+        put_file(&mut w, f);
     }
     w.u32(icfg.functions.len() as u32);
     for f in &icfg.functions {
-        let m = &f.meta;
-        w.str(&m.name);
-        w.u32(m.scope.len() as u32);
-        for s in &m.scope {
-            w.str(s);
-        }
-        w.u32(m.arity.map_or(u32::MAX, |a| a));
-        w.u32(m.min_arity);
-        w.u8(m.file_local as u8);
-        w.lang(m.lang);
-        for v in [m.file, m.lines.0, m.lines.1, m.bytes.0, m.bytes.1, f.entry.index() as u32, f.exit.index() as u32] {
-            w.u32(v);
-        }
-        w.u8(f.removed as u8);
+        put_function(&mut w, f);
     }
     w.u32(icfg.graph.node_count() as u32);
     for n in icfg.graph.node_weights() {
-        w.u8(NodeKind::ALL.iter().position(|&k| k == n.kind).unwrap_or(0) as u8);
-        w.lang(n.lang);
-        for v in [n.file, n.function, n.bytes.0, n.bytes.1, n.lines.0, n.lines.1, n.parent.unwrap_or(u32::MAX)] {
-            w.u32(v);
-        }
-        w.str(&n.text);
-        w.u32(n.calls.len() as u32);
-        for c in &n.calls {
-            w.str(&c.name);
-            w.str(&c.qualifier);
-            w.u32(c.argc);
-            w.u8(c.member as u8);
-        }
+        put_node(&mut w, n);
     }
     let is_intra = |e: &petgraph::graph::EdgeReference<EdgeKind>| !matches!(e.weight(), EdgeKind::Call | EdgeKind::Return);
     w.u32(icfg.graph.edge_references().filter(is_intra).count() as u32);
@@ -219,6 +184,233 @@ fn encode_into(icfg: &Icfg, out: &mut dyn std::io::Write) -> std::io::Result<()>
     w.err.map_or(Ok(()), Err)
 }
 
+fn put_file(w: &mut W, f: &SourceFile) {
+    w.str(&f.path.to_string_lossy());
+    w.lang(f.lang);
+    w.u32(f.lines);
+    w.u64(f.bytes);
+    w.u32(f.error_regions);
+    w.u8(f.removed as u8);
+    w.str(&f.unit.package);
+    w.u32(f.unit.imports.len() as u32);
+    for i in &f.unit.imports {
+        w.str(i);
+    }
+}
+
+fn put_function(w: &mut W, f: &Function) {
+    let m = &f.meta;
+    w.str(&m.name);
+    w.u32(m.scope.len() as u32);
+    for s in &m.scope {
+        w.str(s);
+    }
+    w.u32(m.arity.map_or(u32::MAX, |a| a));
+    w.u32(m.min_arity);
+    w.u8(m.file_local as u8);
+    w.lang(m.lang);
+    for v in [m.file, m.lines.0, m.lines.1, m.bytes.0, m.bytes.1, f.entry.index() as u32, f.exit.index() as u32] {
+        w.u32(v);
+    }
+    w.u8(f.removed as u8);
+}
+
+fn put_node(w: &mut W, n: &Node) {
+    w.u8(NodeKind::ALL.iter().position(|&k| k == n.kind).unwrap_or(0) as u8);
+    w.lang(n.lang);
+    for v in [n.file, n.function, n.bytes.0, n.bytes.1, n.lines.0, n.lines.1, n.parent.unwrap_or(u32::MAX)] {
+        w.u32(v);
+    }
+    w.str(&n.text);
+    w.u32(n.calls.len() as u32);
+    for c in &n.calls {
+        w.str(&c.name);
+        w.str(&c.qualifier);
+        w.u32(c.argc);
+        w.u8(c.member as u8);
+    }
+}
+
+fn get_file(r: &mut R) -> Res<SourceFile> {
+    let path = r.str()?.into();
+    let lang = r.lang()?;
+    let (lines, bytes, error_regions, removed) = (r.u32()?, r.u64()?, r.u32()?, r.u8()? == 1);
+    let package = r.str()?;
+    let imports = (0..r.count(4)?).map(|_| r.str()).collect::<Res<Vec<_>>>()?;
+    Ok(SourceFile { path, lang, lines, bytes, error_regions, unit: FileUnit { package, imports }, removed, project: 0 })
+}
+
+fn get_function(r: &mut R) -> Res<Function> {
+    let name = r.str()?;
+    let scope = (0..r.count(4)?).map(|_| r.str()).collect::<Res<Vec<_>>>()?;
+    let arity = Some(r.u32()?).filter(|&a| a != u32::MAX);
+    let min_arity = r.u32()?;
+    let file_local = r.u8()? == 1;
+    let lang = r.lang()?;
+    let v: Vec<u32> = (0..7).map(|_| r.u32()).collect::<Res<_>>()?;
+    let removed = r.u8()? == 1;
+    let meta = FunctionMeta { name, scope, arity, min_arity, file_local, lang, file: v[0], lines: (v[1], v[2]), bytes: (v[3], v[4]) };
+    Ok(Function { meta, entry: NodeIndex::new(v[5] as usize), exit: NodeIndex::new(v[6] as usize), removed })
+}
+
+fn get_node(r: &mut R) -> Res<Node> {
+    let kind = *NodeKind::ALL.get(r.u8()? as usize).ok_or("icfg.bin: unknown node kind")?;
+    let lang = r.lang()?;
+    let v: Vec<u32> = (0..7).map(|_| r.u32()).collect::<Res<_>>()?;
+    let text = r.str()?;
+    let calls = (0..r.count(13)?)
+        .map(|_| Ok(CallRef { name: r.str()?, qualifier: r.str()?, argc: r.u32()?, member: r.u8()? == 1 }))
+        .collect::<Res<Vec<_>>>()?;
+    let parent = Some(v[6]).filter(|&p| p != u32::MAX);
+    Ok(Node { kind, lang, file: v[0], function: v[1], bytes: (v[2], v[3]), lines: (v[4], v[5]), text: text.into(), calls: calls.into(), parent })
+}
+
+/// Checks what `icfg` holds from `from` (files, functions, nodes) on refers only to ids it
+/// has.
+fn check_ids(icfg: &Icfg, from: (usize, usize, usize)) -> Res<()> {
+    let n_nodes = icfg.graph.node_count();
+    let (n_files, n_functions) = (icfg.files.len(), icfg.functions.len());
+    let bad = |what: &str| format!("icfg.bin: {what} out of range");
+    for f in &icfg.functions[from.1..] {
+        if f.meta.file as usize >= n_files || f.entry.index() >= n_nodes || f.exit.index() >= n_nodes {
+            return Err(bad("a function"));
+        }
+    }
+    if icfg.graph.node_weights().skip(from.2).any(|n| n.function as usize >= n_functions || n.file as usize >= n_files) {
+        return Err(bad("a node"));
+    }
+    Ok(())
+}
+
+const DELTA_MAGIC: &[u8; 8] = b"BRYICD01";
+
+/// What `icfg` changed over a base of `base` (files, functions, nodes), as an update leaves
+/// it: base files and functions removed since, everything past the base, and the call
+/// sites of base nodes that `resolved` names (node, call), resolved anew since the base.
+/// Compressed: [`apply_delta`] reads it.
+pub fn delta(icfg: &Icfg, base: (usize, usize, usize), resolved: &std::collections::HashSet<(u32, u32)>) -> Vec<u8> {
+    let mut raw = Vec::new();
+    {
+        let mut w = W { buf: Vec::new(), out: &mut raw, err: None };
+        w.put(DELTA_MAGIC);
+        for v in [base.0, base.1, base.2] {
+            w.u32(v as u32);
+        }
+        let gone_files: Vec<u32> = (0..base.0 as u32).filter(|&f| icfg.files[f as usize].removed).collect();
+        let gone_functions: Vec<u32> = (0..base.1 as u32).filter(|&f| icfg.functions[f as usize].removed).collect();
+        for ids in [&gone_files, &gone_functions] {
+            w.u32(ids.len() as u32);
+            for &i in ids.iter() {
+                w.u32(i);
+            }
+        }
+        w.u32((icfg.files.len() - base.0) as u32);
+        for f in &icfg.files[base.0..] {
+            put_file(&mut w, f);
+        }
+        w.u32((icfg.functions.len() - base.1) as u32);
+        for f in &icfg.functions[base.1..] {
+            put_function(&mut w, f);
+        }
+        w.u32((icfg.graph.node_count() - base.2) as u32);
+        for n in icfg.graph.node_weights().skip(base.2) {
+            put_node(&mut w, n);
+        }
+        let new_intra =
+            |e: &petgraph::graph::EdgeReference<EdgeKind>| e.source().index() >= base.2 && !matches!(e.weight(), EdgeKind::Call | EdgeKind::Return);
+        w.u32(icfg.graph.edge_references().filter(new_intra).count() as u32);
+        for e in icfg.graph.edge_references().filter(new_intra) {
+            w.u32(e.source().index() as u32);
+            w.u32(e.target().index() as u32);
+            w.u8(EdgeKind::ALL.iter().position(|k| k == e.weight()).unwrap_or(0) as u8);
+        }
+        let sites: Vec<&CallSite> =
+            icfg.calls.iter().filter(|c| c.node.index() >= base.2 || resolved.contains(&(c.node.index() as u32, c.call))).collect();
+        w.u32(sites.len() as u32);
+        for c in sites {
+            w.u32(c.node.index() as u32);
+            w.u32(c.call);
+            w.u32(c.targets.len() as u32);
+            for &t in &c.targets {
+                w.u32(t);
+            }
+        }
+        w.flush();
+    }
+    zstd::bulk::compress(&raw, 3).expect("compressing in memory")
+}
+
+/// Applies [`delta`]'s bytes to the base ICFG [`decode`] read (its call sites, no call
+/// edges): the ICFG the update that wrote them left, without call edges. Returns the base
+/// call sites it holds anew, for the next delta.
+pub fn apply_delta(icfg: &mut Icfg, bytes: &[u8]) -> Result<std::collections::HashSet<(u32, u32)>, String> {
+    let raw = zstd::stream::decode_all(bytes).map_err(|e| format!("icfg delta does not decompress: {e}"))?;
+    if raw.len() < 20 || &raw[..8] != DELTA_MAGIC {
+        return Err("not an icfg delta".into());
+    }
+    let mut r = R { b: &raw, at: 8 };
+    let base = (r.u32()? as usize, r.u32()? as usize, r.u32()? as usize);
+    if base != (icfg.files.len(), icfg.functions.len(), icfg.graph.node_count()) {
+        return Err("the icfg delta is not over this base".into());
+    }
+    let bad = |what: &str| format!("icfg delta: {what} out of range");
+    for _ in 0..r.count(4)? {
+        let f = r.u32()? as usize;
+        icfg.files.get_mut(f).ok_or_else(|| bad("a file"))?.removed = true;
+    }
+    for _ in 0..r.count(4)? {
+        let f = r.u32()?;
+        if f as usize >= base.1 {
+            return Err(bad("a function"));
+        }
+        icfg.remove_function(f);
+    }
+    for _ in 0..r.count(30)? {
+        let f = get_file(&mut r)?;
+        icfg.files.push(f);
+    }
+    for _ in 0..r.count(40)? {
+        let f = get_function(&mut r)?;
+        icfg.functions.push(f);
+    }
+    let nodes = r.count(34)?;
+    icfg.graph.reserve_nodes(nodes);
+    for _ in 0..nodes {
+        let n = get_node(&mut r)?;
+        icfg.graph.add_node(n);
+    }
+    check_ids(icfg, (0, base.1, base.2))?;
+    let n_nodes = icfg.graph.node_count();
+    for _ in 0..r.count(9)? {
+        let (a, b) = (r.u32()? as usize, r.u32()? as usize);
+        let kind = *EdgeKind::ALL.get(r.u8()? as usize).ok_or("icfg delta: unknown edge kind")?;
+        if a >= n_nodes || b >= n_nodes {
+            return Err(bad("an edge"));
+        }
+        icfg.graph.add_edge(NodeIndex::new(a), NodeIndex::new(b), kind);
+    }
+    let n_functions = icfg.functions.len();
+    let mut sites = Vec::new();
+    for _ in 0..r.count(12)? {
+        let (node, call) = (r.u32()? as usize, r.u32()?);
+        let targets = (0..r.count(4)?).map(|_| r.u32()).collect::<Res<Vec<_>>>()?;
+        if node >= n_nodes || targets.iter().any(|&t| t as usize >= n_functions) {
+            return Err(bad("a call site"));
+        }
+        sites.push(CallSite { node: NodeIndex::new(node), call, targets });
+    }
+    if r.at != raw.len() {
+        return Err("icfg delta: trailing bytes".into());
+    }
+    let resolved: std::collections::HashSet<(u32, u32)> =
+        sites.iter().filter(|c| c.node.index() < base.2).map(|c| (c.node.index() as u32, c.call)).collect();
+    let (functions, graph) = (&icfg.functions, &icfg.graph);
+    icfg.calls.retain(|c| !resolved.contains(&(c.node.index() as u32, c.call)) && !functions[graph[c.node].function as usize].removed);
+    icfg.calls.extend(sites);
+    icfg.calls.sort_by_key(|c| (c.node.index(), c.call));
+    Ok(resolved)
+}
+
 /// The ICFG [`encode`] wrote, with its call sites but without call and return edges
 /// (`Icfg::relink` adds them, [`call_edge_rows`] lists them); every id is checked, so a
 /// damaged file is an error, never a panic later.
@@ -229,49 +421,22 @@ pub fn decode(bytes: &[u8]) -> Result<Icfg, String> {
     let mut r = R { b: bytes, at: 8 };
     let mut icfg = Icfg::default();
     for _ in 0..r.count(30)? {
-        let path = r.str()?.into();
-        let lang = r.lang()?;
-        let (lines, bytes, error_regions, removed) = (r.u32()?, r.u64()?, r.u32()?, r.u8()? == 1);
-        let package = r.str()?;
-        let imports = (0..r.count(4)?).map(|_| r.str()).collect::<Res<Vec<_>>>()?;
-        icfg.files.push(SourceFile { path, lang, lines, bytes, error_regions, unit: FileUnit { package, imports }, removed, project: 0 });
+        let f = get_file(&mut r)?;
+        icfg.files.push(f);
     }
     for _ in 0..r.count(40)? {
-        let name = r.str()?;
-        let scope = (0..r.count(4)?).map(|_| r.str()).collect::<Res<Vec<_>>>()?;
-        let arity = Some(r.u32()?).filter(|&a| a != u32::MAX);
-        let min_arity = r.u32()?;
-        let file_local = r.u8()? == 1;
-        let lang = r.lang()?;
-        let v: Vec<u32> = (0..7).map(|_| r.u32()).collect::<Res<_>>()?;
-        let removed = r.u8()? == 1;
-        let meta = FunctionMeta { name, scope, arity, min_arity, file_local, lang, file: v[0], lines: (v[1], v[2]), bytes: (v[3], v[4]) };
-        icfg.functions.push(Function { meta, entry: NodeIndex::new(v[5] as usize), exit: NodeIndex::new(v[6] as usize), removed });
+        let f = get_function(&mut r)?;
+        icfg.functions.push(f);
     }
     let nodes = r.count(34)?;
     icfg.graph.reserve_nodes(nodes);
     for _ in 0..nodes {
-        let kind = *NodeKind::ALL.get(r.u8()? as usize).ok_or("icfg.bin: unknown node kind")?;
-        let lang = r.lang()?;
-        let v: Vec<u32> = (0..7).map(|_| r.u32()).collect::<Res<_>>()?;
-        let text = r.str()?;
-        let calls = (0..r.count(13)?)
-            .map(|_| Ok(CallRef { name: r.str()?, qualifier: r.str()?, argc: r.u32()?, member: r.u8()? == 1 }))
-            .collect::<Res<Vec<_>>>()?;
-        let parent = Some(v[6]).filter(|&p| p != u32::MAX);
-        icfg.graph.add_node(Node { kind, lang, file: v[0], function: v[1], bytes: (v[2], v[3]), lines: (v[4], v[5]), text: text.into(), calls: calls.into(), parent });
+        let n = get_node(&mut r)?;
+        icfg.graph.add_node(n);
     }
-    let n_nodes = icfg.graph.node_count();
-    let (n_files, n_functions) = (icfg.files.len(), icfg.functions.len());
+    check_ids(&icfg, (0, 0, 0))?;
+    let (n_nodes, n_functions) = (icfg.graph.node_count(), icfg.functions.len());
     let bad = |what: &str| format!("icfg.bin: {what} out of range");
-    for f in &icfg.functions {
-        if f.meta.file as usize >= n_files || f.entry.index() >= n_nodes || f.exit.index() >= n_nodes {
-            return Err(bad("a function"));
-        }
-    }
-    if icfg.graph.node_weights().any(|n| n.function as usize >= n_functions || n.file as usize >= n_files) {
-        return Err(bad("a node"));
-    }
     let edges = r.count(9)?;
     icfg.graph.reserve_edges(edges);
     for _ in 0..edges {

@@ -455,6 +455,51 @@ pub struct Lexical {
     /// found by binary search, so opening makes no map of the vocabulary.
     terms: Vec<usize>,
     bytes: crate::mapped::Bytes,
+    /// Documents an update removed or added over this file's ([`Lexical::with_patch`]).
+    patch: Option<Box<Patch>>,
+}
+
+/// What an update changed over a base file: its slots `dead` removed, and the slots from
+/// the base's last on held by an index of their own.
+struct Patch {
+    /// Base slots removed, ascending, and the same as bits.
+    dead: Vec<u32>,
+    dead_bits: Vec<u64>,
+    /// Slots `base n ..`, numbered from 0.
+    added: Lexical,
+}
+
+const PATCH_MAGIC: &[u8; 8] = b"BRYLEXP1";
+
+/// A patch over a base of `base_n` slots: the base slots `dead` removed and `added` (an
+/// encoded index whose slot `i` is slot `base_n + i`) appended.
+pub fn patch_bytes(base_n: usize, dead: &[u32], added: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(24 + 4 * dead.len() + added.len());
+    out.extend(PATCH_MAGIC);
+    out.extend((base_n as u64).to_le_bytes());
+    out.extend((dead.len() as u64).to_le_bytes());
+    for d in dead {
+        out.extend(d.to_le_bytes());
+    }
+    out.extend(added);
+    out
+}
+
+/// The parts of [`patch_bytes`]'s `b`: the base's slots, those removed, and the index of
+/// the slots added.
+pub fn patch_parts(b: &[u8]) -> Result<(usize, Vec<u32>, Lexical), String> {
+    let bad = || "lexical patch: damaged".to_string();
+    if b.len() < 24 || &b[..8] != PATCH_MAGIC {
+        return Err(bad());
+    }
+    let base_n = u64::from_le_bytes(b[8..16].try_into().expect("8 bytes")) as usize;
+    let k = u64::from_le_bytes(b[16..24].try_into().expect("8 bytes")) as usize;
+    let end = k.checked_mul(4).and_then(|x| x.checked_add(24)).filter(|&e| e <= b.len()).ok_or_else(bad)?;
+    let dead: Vec<u32> = b[24..end].chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    if !dead.windows(2).all(|w| w[0] < w[1]) {
+        return Err(bad());
+    }
+    Ok((base_n, dead, Lexical::from_bytes(b[end..].to_vec())?))
 }
 
 /// One term's record: the term, its document frequency, its postings' byte range.
@@ -523,7 +568,51 @@ impl Lexical {
             return Err(bad("trailing bytes"));
         }
         let avg = LexStats { docs: live as u64, len_sums: sum, df: HashMap::new() }.avg();
-        Ok(Lexical { n, live, lens, avg, sums: sum, global: None, terms, bytes })
+        Ok(Lexical { n, live, lens, avg, sums: sum, global: None, terms, bytes, patch: None })
+    }
+
+    /// This index with [`patch_bytes`]'s `b` over it: its statistics then count the live
+    /// slots of both, as one index of the same documents would.
+    pub fn with_patch(mut self, b: &[u8]) -> Result<Lexical, String> {
+        let (base_n, dead, added) = patch_parts(b)?;
+        if base_n != self.n || dead.last().is_some_and(|&d| d as usize >= base_n) {
+            return Err("lexical patch: not over this index".into());
+        }
+        let mut dead_bits = vec![0u64; base_n.div_ceil(64)];
+        for &d in &dead {
+            dead_bits[d as usize / 64] |= 1 << (d % 64);
+            let l = self.lens[d as usize];
+            if l != REMOVED {
+                self.live -= 1;
+                for f in 0..FIELDS {
+                    self.sums[f] -= u64::from(l[f]);
+                }
+            }
+        }
+        self.live += added.live;
+        for f in 0..FIELDS {
+            self.sums[f] += added.sums[f];
+        }
+        self.avg = LexStats { docs: self.live as u64, len_sums: self.sums, df: HashMap::new() }.avg();
+        self.patch = Some(Box::new(Patch { dead, dead_bits, added }));
+        Ok(self)
+    }
+
+    /// Whether base slot `d` was removed by a patch.
+    fn dead(&self, d: u32) -> bool {
+        self.patch.as_ref().is_some_and(|p| p.dead_bits.get(d as usize / 64).is_some_and(|w| w >> (d % 64) & 1 == 1))
+    }
+
+    /// Document frequency of `term` over the live slots of base and patch.
+    fn df_of(&self, term: &str) -> u32 {
+        let base = self.find(term).map_or(0, |e| {
+            if self.patch.as_ref().is_none_or(|p| p.dead.is_empty()) {
+                e.df
+            } else {
+                e.df - self.postings(e.a, e.b).filter(|(d, _)| self.dead(*d)).count() as u32
+            }
+        });
+        base + self.patch.as_ref().and_then(|p| p.added.find(term)).map_or(0, |e| e.df)
     }
 
     /// The record starting at `start` (checked in bounds by `from_bytes`).
@@ -552,7 +641,12 @@ impl Lexical {
 
     /// This index's own statistics (its live functions).
     pub fn stats(&self) -> LexStats {
-        LexStats { docs: self.live as u64, len_sums: self.sums, df: self.entries().filter(|(_, _, e)| e.df > 0).map(|(t, _, e)| (t.to_string(), u64::from(e.df))).collect() }
+        let mut terms: Vec<&str> = self.entries().map(|(t, _, _)| t).collect();
+        if let Some(p) = &self.patch {
+            terms.extend(p.added.entries().map(|(t, _, _)| t));
+        }
+        let df = terms.into_iter().map(|t| (t.to_string(), u64::from(self.df_of(t)))).filter(|(_, d)| *d > 0).collect();
+        LexStats { docs: self.live as u64, len_sums: self.sums, df }
     }
 
     /// Scores with the statistics of a whole corpus this index is part of.
@@ -563,7 +657,7 @@ impl Lexical {
 
     /// Slots, removed functions' included: function ids run below this.
     pub fn len(&self) -> usize {
-        self.n
+        self.n + self.patch.as_ref().map_or(0, |p| p.added.n)
     }
 
     /// The postings between byte offsets `a` and `b`, documents in order.
@@ -586,44 +680,60 @@ impl Lexical {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.n == 0
+        self.len() == 0
     }
 
     /// BM25F scores of every function, and where the query's procedure-name words occur.
     pub fn search(&self, query: &[QueryTerm]) -> LexScores {
-        let mut out = LexScores { score: vec![0.0; self.n], name_mask: vec![0; self.n], comment_mask: vec![0; self.n], string_mask: vec![0; self.n] };
+        let total = self.len();
+        let mut out = LexScores { score: vec![0.0; total], name_mask: vec![0; total], comment_mask: vec![0; total], string_mask: vec![0; total] };
         let n = self.global.as_ref().map_or(self.live as f32, |g| g.docs as f32);
         for q in query {
-            let Some(Entry { df, a, b, .. }) = self.find(&q.term) else { continue };
+            let here = self.find(&q.term);
+            let added = self.patch.as_ref().and_then(|p| Some((&p.added, p.added.find(&q.term)?)));
+            if here.is_none() && added.is_none() {
+                continue;
+            }
             let df = match &self.global {
-                Some(g) => g.df.get(&q.term).copied().unwrap_or(u64::from(df)) as f32,
-                None => df as f32,
+                Some(g) => g.df.get(&q.term).copied().unwrap_or(u64::from(self.df_of(&q.term))) as f32,
+                None => self.df_of(&q.term) as f32,
             };
             let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-            let mut at = a;
-            let mut doc = 0u32;
-            while at < b {
-                let Some(delta) = get_varint(&self.bytes, &mut at) else { break };
-                doc = doc.saturating_add(delta);
-                if at + FIELDS > b || doc as usize >= self.n {
-                    break;
-                }
-                let tf = &self.bytes[at..at + FIELDS];
-                at += FIELDS;
-                let d = doc as usize;
-                let mut t = 0.0;
-                for f in 0..FIELDS {
-                    if tf[f] > 0 {
-                        let norm = 1.0 - B + B * self.lens[d][f] as f32 / self.avg[f];
-                        t += WEIGHT[f] * tf[f] as f32 / norm;
+            let mut score = |lex: &Lexical, e: Entry<'_>, first: usize, skip: &dyn Fn(u32) -> bool| {
+                let mut at = e.a;
+                let mut doc = 0u32;
+                while at < e.b {
+                    let Some(delta) = get_varint(&lex.bytes, &mut at) else { break };
+                    doc = doc.saturating_add(delta);
+                    if at + FIELDS > e.b || doc as usize >= lex.n {
+                        break;
+                    }
+                    let tf = &lex.bytes[at..at + FIELDS];
+                    at += FIELDS;
+                    if skip(doc) {
+                        continue;
+                    }
+                    let mut t = 0.0;
+                    for f in 0..FIELDS {
+                        if tf[f] > 0 {
+                            let norm = 1.0 - B + B * lex.lens[doc as usize][f] as f32 / self.avg[f];
+                            t += WEIGHT[f] * tf[f] as f32 / norm;
+                        }
+                    }
+                    let d = first + doc as usize;
+                    out.score[d] += q.weight * idf * t / (K1 + t);
+                    if let Some(b) = q.name {
+                        out.name_mask[d] |= u32::from(tf[0] > 0) << b;
+                        out.comment_mask[d] |= u32::from(tf[1] > 0) << b;
+                        out.string_mask[d] |= u32::from(tf[3] > 0) << b;
                     }
                 }
-                out.score[d] += q.weight * idf * t / (K1 + t);
-                if let Some(b) = q.name {
-                    out.name_mask[d] |= u32::from(tf[0] > 0) << b;
-                    out.comment_mask[d] |= u32::from(tf[1] > 0) << b;
-                    out.string_mask[d] |= u32::from(tf[3] > 0) << b;
-                }
+            };
+            if let Some(e) = here {
+                score(self, e, 0, &|d| self.dead(d));
+            }
+            if let Some((lex, e)) = added {
+                score(lex, e, self.n, &|_| false);
             }
         }
         out
@@ -686,6 +796,36 @@ mod tests {
 
     fn doc(name: &str, comment: &str, body: &str) -> Doc {
         Doc { fields: [name_terms(Lang::C, &[], name), tokens(comment), tokens(body), tokens(&string_literals(body))] }
+    }
+
+    #[test]
+    fn a_patched_index_scores_as_the_index_rewritten_with_its_change() {
+        let docs = vec![
+            doc("vector_init", "allocates a vector", "v->data = malloc(n); v->size = 0;"),
+            doc("heap_sort", "sorts in place", "while (n > 1) { swap(a, 0, --n); sift_down(a, 0, n); }"),
+            doc("vector_free", "", "free(v->data); v->size = 0; puts(\"freed vector\")"),
+            doc("sift_down", "restores the heap", "while (2 * i + 1 < n) { c = 2 * i + 1; if (a[c] < a[c + 1]) c++; }"),
+        ];
+        let added = [doc("insertion_sort", "sorts a vector", "for (i = 1; i < n; i++) { key = a[i]; }"), doc("vector_push", "", "v->data[v->size++] = x;")];
+        let base = Lexical::from_bytes(encode(&docs)).unwrap();
+        // First patch: slot 1 removed, one function added; second: slot 3 and the first
+        // patch's function removed, another added.
+        let rewritten = Lexical::from_bytes(update(&Lexical::from_bytes(update(&base, &[1], &added[..1])).unwrap(), &[3, 4], &added[1..])).unwrap();
+        let first = update(&Lexical::from_bytes(encode(&[])).unwrap(), &[], &added[..1]);
+        let second = update(&Lexical::from_bytes(first).unwrap(), &[0], &added[1..]);
+        let patched = Lexical::from_bytes(encode(&docs)).unwrap().with_patch(&patch_bytes(4, &[1, 3], &second)).unwrap();
+        assert_eq!(patched.len(), rewritten.len());
+        for q in ["vector", "sort", "heap", "data", "size", "push", "missing"] {
+            let terms = [QueryTerm { term: q.to_string(), weight: 1.0, name: Some(0) }];
+            let (a, b) = (patched.search(&terms), rewritten.search(&terms));
+            assert_eq!(a.score, b.score, "{q}");
+            assert_eq!(a.name_mask, b.name_mask, "{q}");
+        }
+        assert_eq!(patched.stats().df, rewritten.stats().df);
+        assert_eq!(patched.stats().docs, rewritten.stats().docs);
+        // A patch over another base, or damaged, is refused.
+        assert!(Lexical::from_bytes(encode(&docs[..3])).unwrap().with_patch(&patch_bytes(4, &[1], &second)).is_err());
+        assert!(base.with_patch(&patch_bytes(4, &[3, 1], &second)).is_err());
     }
 
     #[test]

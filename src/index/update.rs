@@ -9,6 +9,7 @@
 //! full build fits to its data: the projection and the quantizers keep the first build's fit.
 
 use super::build::{commit, encoder_stats, function_vectors, read_sources, skipped_rows, write_parts};
+use super::patch::{self, Patch};
 use super::store::{edge_rows, Store};
 use super::*;
 use crate::corpus::walk::Skipped;
@@ -25,6 +26,9 @@ const MAX_CHANGED_BYTES: f64 = 0.2;
 const MAX_RECOMPUTED_NODES: f64 = 0.25;
 /// Above this share of function ids left empty by removals, a full build compacts them.
 const MAX_EMPTY_SLOTS: f64 = 0.25;
+/// Above this share of the base's nodes removed or added by a patch, the index is built
+/// anew: each search pays for the patch's flat vectors and its rows.
+const MAX_PATCHED_NODES: f64 = 0.1;
 /// Below this many nodes (indexed or left empty) an index is always updated: a full build
 /// would take about a second, and the shares above say little.
 const SMALL_NODES: usize = 20_000;
@@ -145,6 +149,21 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
     }
     let mut icfg = decoded?;
     drop(icfg_bytes);
+    // A patched generation's ICFG is its base's with the patch's change applied.
+    let old_patch = match old_meta.checksums.contains_key(patch::FILE) {
+        true => Some(Patch::from_bytes(&read_checked(gen, patch::FILE, &old_meta)?).map_err(corrupt)?),
+        false => None,
+    };
+    // The base: the generation last written whole, which a patch is over.
+    let base_files = icfg.files.len();
+    let base = (icfg.graph.node_count(), icfg.functions.len());
+    let mut resolved: HashSet<(u32, u32)> = HashSet::new();
+    if let Some(p) = &old_patch {
+        if (p.base_nodes, p.base_functions) != (base.0 as u64, base.1 as u64) {
+            return Err(corrupt(format!("{} is not over the ICFG of its generation", patch::FILE)));
+        }
+        resolved = super::icfg_file::apply_delta(&mut icfg, &p.icfg).map_err(corrupt)?;
+    }
     for f in &mut icfg.files {
         f.project = crate::corpus::project_of(ctx.roots, &f.path);
     }
@@ -224,6 +243,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
     site_nodes.dedup();
     let nodes_iter = site_nodes.iter().map(|&n| NodeIndex::new(n)).chain((old_nodes..icfg.graph.node_count()).map(NodeIndex::new));
     let sites = icfg.resolve_calls(nodes_iter, &|caller, call| caller.meta.file >= old_files || changed_names.contains(Icfg::callee_name(caller, call)));
+    resolved.extend(sites.iter().filter(|s| s.node.index() < base.0).map(|s| (s.node.index() as u32, s.call)));
     // Shapes name their callees: a caller whose targets changed gets a new shape.
     let mut reshaped: HashSet<u32> = HashSet::new();
     for s in &sites {
@@ -287,6 +307,24 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
     drop(rows);
     let mut drop_ids: Vec<u64> = affected.iter().filter(|&&n| (n as usize) < old_nodes).map(|&n| n as u64).collect();
     drop_ids.extend(&removed_nodes);
+    // Written as a patch over the files in place when the index is large (or is patched
+    // already); as every file anew when it is small, or when the patch has grown to where
+    // a search would pay for it.
+    let patching = old_patch.is_some() || old_meta.indexed_nodes >= ctx.opts.patch_from;
+    let mut dead_nodes: Vec<u32> = old_patch.as_ref().map(|p| p.dead_nodes.clone()).unwrap_or_default();
+    let mut dead_functions: Vec<u32> = old_patch.as_ref().map(|p| p.dead_functions.clone()).unwrap_or_default();
+    if patching {
+        dead_nodes.extend(drop_ids.iter().filter(|&&n| (n as usize) < base.0).map(|&n| n as u32));
+        dead_nodes.sort_unstable();
+        dead_nodes.dedup();
+        dead_functions.extend(removed_fns.iter().filter(|&&f| (f as usize) < base.1));
+        dead_functions.sort_unstable();
+        dead_functions.dedup();
+        let past = icfg.graph.node_count() - base.0;
+        if old_patch.is_some() && base.0 > SMALL_NODES && (dead_nodes.len() + past) as f64 > MAX_PATCHED_NODES * base.0 as f64 {
+            return Ok(Outcome::Declined(format!("the patch over the last full build would reach {} of its {} nodes", dead_nodes.len() + past, base.0)));
+        }
+    }
 
     // Shapes, BM25F documents and function texts of the new functions; new shapes of callers.
     let new_files = old_files as usize;
@@ -295,15 +333,42 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
     let added_shapes: Vec<Shape> = new_fns.clone().into_par_iter().map(|f| Shape::of_function(&icfg, f, &ops)).collect();
     let replaced: HashMap<u32, Shape> =
         reshaped.iter().filter(|&&f| !icfg.functions[f as usize].removed).map(|&f| (f, Shape::of_function(&icfg, f, &ops))).collect();
-    let old_shapes = crate::shape::store::Shapes::from_bytes(read_checked(gen, "shapes.bin", &old_meta)?).map_err(corrupt)?;
-    let shape_bytes = crate::shape::store::update(&old_shapes, &removed_fns, &replaced, &added_shapes);
-    drop(old_shapes);
+    let shape_bytes = if patching {
+        use crate::shape::store::{patch_bytes, patch_records, record_bytes, removed_record};
+        let mut records = match &old_patch {
+            Some(p) => patch_records(&p.shapes).map_err(corrupt)?,
+            None => Default::default(),
+        };
+        for &f in &removed_fns {
+            records.insert(f, removed_record());
+        }
+        for (&f, s) in &replaced {
+            records.insert(f, record_bytes(s));
+        }
+        for (i, s) in added_shapes.iter().enumerate() {
+            records.insert(new_fns.start + i as u32, record_bytes(s));
+        }
+        patch_bytes(icfg.functions.len(), &records)
+    } else {
+        let old_shapes = crate::shape::store::Shapes::from_bytes(read_checked(gen, "shapes.bin", &old_meta)?).map_err(corrupt)?;
+        crate::shape::store::update(&old_shapes, &removed_fns, &replaced, &added_shapes)
+    };
     let comment = |f: u32| function_comment(&icfg, f, &sources[icfg.functions[f as usize].meta.file as usize]).to_string();
     lap("shapes");
     let docs = lexical::documents_of(&icfg, new_fns.clone(), &sources, &comment);
-    let old_lex = lexical::Lexical::from_bytes(read_checked(gen, "lexical.bin", &old_meta)?).map_err(corrupt)?;
-    let lexical_bytes = lexical::update(&old_lex, &removed_fns, &docs);
-    drop(old_lex);
+    let lexical_bytes = if patching {
+        // The patch's own index holds the slots past the base; the base's removed slots
+        // are listed.
+        let added = match &old_patch {
+            Some(p) => lexical::patch_parts(&p.lexical).map_err(corrupt)?.2,
+            None => lexical::Lexical::from_bytes(lexical::encode(&[])).map_err(corrupt)?,
+        };
+        let gone: Vec<u32> = removed_fns.iter().filter(|&&f| f as usize >= base.1).map(|&f| f - base.1 as u32).collect();
+        lexical::patch_bytes(base.1, &dead_functions, &lexical::update(&added, &gone, &docs))
+    } else {
+        let old_lex = lexical::Lexical::from_bytes(read_checked(gen, "lexical.bin", &old_meta)?).map_err(corrupt)?;
+        lexical::update(&old_lex, &removed_fns, &docs)
+    };
     lap("lexical");
     let ftexts: Vec<String> = new_fns.clone().into_par_iter().map(|f| function_text(&icfg, f, &sources[icfg.functions[f as usize].meta.file as usize])).collect();
     let fvecs = function_vectors(ctx.fenc, &ftexts, progress)?;
@@ -337,7 +402,63 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
     let old_db = gen.join("index.sqlite");
     lap("rows");
     let file_rows: Vec<(u32, &str)> = new_hashes.iter().map(|(i, h)| (*i, h.as_str())).collect();
+    let fn_ids: Vec<u64> = new_fns.clone().map(u64::from).collect();
+    let removed_fn_ids: Vec<u64> = removed_fns.iter().map(|&f| f as u64).collect();
     let new_gen = commit(ctx.dir, ctx.model_dir, progress, |tmp| {
+        if patching {
+            // The base's files, linked with the sums they were written with.
+            let mut meta = meta;
+            for name in patch::LINKED {
+                if patch::link(gen, tmp, name)? {
+                    let sum = old_meta.checksums.get(name).ok_or_else(|| corrupt(format!("meta.json records no checksum of {name}")))?;
+                    meta.checksums.insert(name.to_string(), sum.clone());
+                }
+            }
+            let projection = match old_meta.checksums.contains_key("nodes.pca") {
+                true => Some(Projection::from_bytes(&read_checked(gen, "nodes.pca", &old_meta)?).ok_or_else(|| corrupt("nodes.pca is not a projection".into()))?),
+                false => None,
+            };
+            let rows = match &projection {
+                Some(p) => p.apply(&search_rows)?,
+                None => search_rows.clone(),
+            };
+            let dim = projection.as_ref().map_or(ctx.opts.features.dim(hidden), |p| p.d_out);
+            let delta = |name: &str, dim: usize, drop: &[u64], rows: &[f32], ids: &[u64]| -> Result<(), IndexError> {
+                let mut ix = match &old_patch {
+                    Some(_) => {
+                        read_checked(gen, name, &old_meta)?;
+                        vectors::read(&gen.join(name), 1)?
+                    }
+                    None => vectors::build_with_ids("Flat", dim, &[], &[])?,
+                };
+                vectors::remove(&mut ix, drop)?;
+                vectors::add(&mut ix, rows, ids)?;
+                vectors::write(&ix, &tmp.join(name))
+            };
+            delta(patch::NODES_DELTA, dim, &drop_ids, &rows, &add_ids)?;
+            delta(patch::FUNCTIONS_DELTA, crate::features::DIM, &removed_fn_ids, &fvecs, &fn_ids)?;
+            let base_graph = Csr::mapped(crate::mapped::Bytes::map(&gen.join("graph.bin")).map_err(|e| corrupt(format!("graph.bin: {e}")))?)
+                .ok_or_else(|| corrupt("graph.bin is not a graph".into()))?;
+            let (base_node_vectors, base_function_vectors) = match &old_patch {
+                Some(p) => (p.base_node_vectors, p.base_function_vectors),
+                None => (old_meta.indexed_nodes as u64, old_meta.functions as u64),
+            };
+            let p = Patch {
+                base_nodes: base.0 as u64,
+                base_functions: base.1 as u64,
+                base_node_vectors,
+                base_function_vectors,
+                dead_nodes: std::mem::take(&mut dead_nodes),
+                dead_functions: std::mem::take(&mut dead_functions),
+                graph: base_graph.overlay_of(&csr),
+                shapes: shape_bytes,
+                lexical: lexical_bytes,
+                icfg: super::icfg_file::delta(&icfg, (base_files, base.1, base.0), &resolved),
+            };
+            let path = tmp.join(patch::FILE);
+            std::fs::write(&path, p.to_bytes()).map_err(io(&path))?;
+            return Ok(meta);
+        }
         let mut nodes = vectors::read(&gen.join("nodes.faiss"), 1)?;
         read_checked(gen, "nodes.faiss", &old_meta)?;
         vectors::remove(&mut nodes, &drop_ids)?;
@@ -353,8 +474,8 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
         drop(nodes);
         read_checked(gen, "functions.faiss", &old_meta)?;
         let mut functions = vectors::read(&gen.join("functions.faiss"), 1)?;
-        vectors::remove(&mut functions, &removed_fns.iter().map(|&f| f as u64).collect::<Vec<_>>())?;
-        vectors::add(&mut functions, &fvecs, &new_fns.clone().map(u64::from).collect::<Vec<_>>())?;
+        vectors::remove(&mut functions, &removed_fn_ids)?;
+        vectors::add(&mut functions, &fvecs, &fn_ids)?;
         vectors::write(&functions, &tmp.join("functions.faiss"))?;
         write_parts(tmp, &shape_bytes, &lexical_bytes, &csr, &icfg)?;
         Ok(meta)

@@ -109,6 +109,20 @@ impl Verified {
         }
     }
 
+    /// Follows a change of `name`'s change time that did not touch its bytes: a file linked
+    /// into a later generation, whose older name was then removed (both move the change
+    /// time of the one file). Only its change time may differ from what was recorded:
+    /// size, inode, device and modification time must be as they were.
+    pub fn relinked(&mut self, name: &str) {
+        let Some(old) = self.seen.get(name) else { return };
+        if let Some(now) = Seen::of(&self.gen.join(name), &old.sum) {
+            if now != *old && (Seen { ctime: old.ctime, ..now.clone() }) == *old {
+                self.seen.insert(name.to_string(), now);
+                self.changed = true;
+            }
+        }
+    }
+
     /// Writes the record if anything was added, replacing it whole; a folder that cannot
     /// be written (a read-only copy of an index) keeps its old record, which only costs the
     /// next open a full check.

@@ -148,6 +148,74 @@ fn record(s: &Shape, body: &mut Vec<u8>) {
 pub struct Shapes {
     bytes: crate::mapped::Bytes,
     n: usize,
+    /// Records an update replaced or added over this file's ([`Shapes::with_patch`]).
+    patch: Option<Box<Patch>>,
+}
+
+/// Records in place of a base file's (or past its last slot), by slot.
+struct Patch {
+    /// Slots of the patched file.
+    n: usize,
+    /// The slots held, ascending; `records` holds their records in this order.
+    ids: Vec<u32>,
+    records: Shapes,
+}
+
+const PATCH_MAGIC: &[u8; 8] = b"BRYSHPP1";
+
+fn parse_patch(b: &[u8]) -> Result<Patch, String> {
+    let bad = || "shapes patch: damaged".to_string();
+    if b.len() < 24 || &b[..8] != PATCH_MAGIC {
+        return Err(bad());
+    }
+    let n = u64::from_le_bytes(b[8..16].try_into().expect("8 bytes")) as usize;
+    let k = u64::from_le_bytes(b[16..24].try_into().expect("8 bytes")) as usize;
+    let ids_end = k.checked_mul(4).and_then(|x| x.checked_add(24)).filter(|&e| e <= b.len()).ok_or_else(bad)?;
+    let ids: Vec<u32> = b[24..ids_end].chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    let records = Shapes::from_bytes(b[ids_end..].to_vec())?;
+    if records.n != k || !ids.windows(2).all(|w| w[0] < w[1]) || ids.last().is_some_and(|&i| i as usize >= n) {
+        return Err(bad());
+    }
+    Ok(Patch { n, ids, records })
+}
+
+/// The records [`patch_bytes`] wrote into `b`, by slot.
+pub fn patch_records(b: &[u8]) -> Result<std::collections::BTreeMap<u32, Vec<u8>>, String> {
+    let p = parse_patch(b)?;
+    Ok(p.ids.iter().enumerate().map(|(i, &id)| (id, p.records.bytes[p.records.offset(i)..p.records.offset(i + 1)].to_vec())).collect())
+}
+
+/// The record of `s` as a shapes file holds it ([`Shapes::with_patch`] takes these).
+pub fn record_bytes(s: &Shape) -> Vec<u8> {
+    let mut b = Vec::new();
+    record(s, &mut b);
+    b
+}
+
+/// The record of a removed function's slot.
+pub fn removed_record() -> Vec<u8> {
+    let mut b = vec![REMOVED];
+    b.extend([0u8; 12]);
+    b
+}
+
+/// A patch of `n` slots holding `records` (slot → record bytes) over a base file.
+pub fn patch_bytes(n: usize, records: &std::collections::BTreeMap<u32, Vec<u8>>) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend(PATCH_MAGIC);
+    out.extend((n as u64).to_le_bytes());
+    out.extend((records.len() as u64).to_le_bytes());
+    for id in records.keys() {
+        out.extend(id.to_le_bytes());
+    }
+    let mut body = Vec::new();
+    let mut ends = Vec::with_capacity(records.len());
+    for r in records.values() {
+        body.extend(r);
+        ends.push(body.len());
+    }
+    out.extend(assemble(&ends, body));
+    out
 }
 
 fn u16_at(b: &[u8], at: usize) -> u16 {
@@ -183,7 +251,7 @@ impl Shapes {
         if bytes.len() < head {
             return Err("shapes file truncated".into());
         }
-        let s = Shapes { bytes, n };
+        let s = Shapes { bytes, n, patch: None };
         let mut last = head;
         for i in 0..=n {
             let o = s.offset(i);
@@ -221,11 +289,33 @@ impl Shapes {
     }
 
     pub fn len(&self) -> usize {
-        self.n
+        self.patch.as_ref().map_or(self.n, |p| p.n)
     }
 
     pub fn is_empty(&self) -> bool {
-        self.n == 0
+        self.len() == 0
+    }
+
+    /// This file with the records of [`patch_bytes`]'s `b` in place of its own; every
+    /// record of the patch is checked.
+    pub fn with_patch(mut self, b: &[u8]) -> Result<Shapes, String> {
+        let p = parse_patch(b)?;
+        if p.n < self.n {
+            return Err("shapes patch: fewer slots than its base".into());
+        }
+        self.patch = Some(Box::new(p));
+        Ok(self)
+    }
+
+    /// Where slot `f` is read: in the patch (its place there) or in this file's own
+    /// records; `None` for a slot of neither.
+    fn place(&self, f: u32) -> Option<(&Shapes, u32)> {
+        if let Some(p) = &self.patch {
+            if let Ok(i) = p.ids.binary_search(&f) {
+                return Some((&p.records, i as u32));
+            }
+        }
+        ((f as usize) < self.n).then_some((self, f))
     }
 
     fn offset(&self, i: usize) -> usize {
@@ -234,11 +324,15 @@ impl Shapes {
 
     /// Whether slot `f` holds a function (in range and not removed).
     pub fn is_live(&self, f: u32) -> bool {
-        (f as usize) < self.n && self.bytes[self.offset(f as usize)] & REMOVED == 0
+        self.place(f).is_some_and(|(s, f)| s.bytes[s.offset(f as usize)] & REMOVED == 0)
     }
 
     /// [`Shape::profile`] of function `f`, read off its record without decoding it.
     pub fn profile(&self, f: u32) -> Option<super::Profile> {
+        let (s, f) = self.place(f)?;
+        if !std::ptr::eq(s, self) {
+            return s.profile(f);
+        }
         if !self.is_live(f) {
             return None;
         }
@@ -258,6 +352,10 @@ impl Shapes {
     /// Shape of function `f`; `None` past the end, for a removed function, or for a
     /// damaged record of a mapped file (logged).
     pub fn get(&self, f: u32) -> Option<Shape> {
+        let (s, f) = self.place(f)?;
+        if !std::ptr::eq(s, self) {
+            return s.get(f);
+        }
         if !self.is_live(f) {
             return None;
         }
@@ -323,6 +421,26 @@ mod tests {
         let mut short = FileWriter::create(&dir.path().join("short.bin"), 3).unwrap();
         short.add(&shapes[..2]).unwrap();
         assert!(short.finish().is_err());
+    }
+
+    #[test]
+    fn a_patch_reads_as_the_file_rewritten_with_its_change() {
+        let shapes = shapes_of("int f(int *a, int n) { int s = 0; for (int i = 0; i < n; i++) s += a[i]; return g(s); }\nint g(int x) { return x; }\nint h(void) { return f(0, 0) + g(1); }\n");
+        let more = shapes_of("int k(int n) { while (n > 1) n = n % 2 ? 3 * n + 1 : n / 2; return n; }\n");
+        let base = Shapes::from_bytes(encode(&shapes)).unwrap();
+        let replaced: std::collections::HashMap<u32, Shape> = [(2, more[0].clone())].into();
+        let rewritten = Shapes::from_bytes(update(&base, &[1], &replaced, &[shapes[0].clone()])).unwrap();
+        let records = [(1, removed_record()), (2, record_bytes(&more[0])), (3, record_bytes(&shapes[0]))].into();
+        let b = patch_bytes(4, &records);
+        assert_eq!(patch_records(&b).unwrap(), records);
+        let patched = Shapes::from_bytes(encode(&shapes)).unwrap().with_patch(&b).unwrap();
+        assert_eq!(patched.len(), 4);
+        for f in 0..5 {
+            assert_eq!(patched.get(f), rewritten.get(f), "slot {f}");
+            assert_eq!(patched.profile(f), rewritten.profile(f), "slot {f}");
+            assert_eq!(patched.is_live(f), rewritten.is_live(f), "slot {f}");
+        }
+        assert!(Shapes::from_bytes(encode(&shapes)).unwrap().with_patch(&b[..b.len() - 1]).is_err());
     }
 
     #[test]
