@@ -570,3 +570,63 @@ fn a_file_skipped_in_an_update_loses_its_entries() {
     assert!(out.contains("updated in"), "{out}");
     assert!(find("shortest paths with the Bellman-Ford algorithm").contains("bellman_ford.c"));
 }
+
+/// An update written as a patch (`BERYL_PATCH_FROM=0` makes any index take one): the new
+/// generation links the first build's files, answers with the patch's functions, keeps
+/// trusting the linked files without reading them again, and a damaged patch is found and
+/// rebuilt like any damaged file.
+#[test]
+fn a_patched_update_links_the_base_and_its_damage_is_noticed() {
+    use std::os::unix::fs::MetadataExt;
+    let (_tmp, src, index) = scratch();
+    let (code, _, err) = run(beryl().arg("index").arg(&src).arg("--index").arg(&index));
+    assert_eq!(code, 0, "{err}");
+    let current = |index: &Path| index.join(std::fs::read_link(index.join("current")).unwrap());
+    let first = current(&index);
+    let inode = |p: &Path| std::fs::metadata(p).unwrap().ino();
+    let base: Vec<(&str, u64)> = ["nodes.faiss", "shapes.bin", "icfg.bin"].iter().map(|n| (*n, inode(&first.join(n)))).collect();
+    for (i, added) in ["int beryl_added(int a, int b) { return a < b ? a : b; }", "int beryl_larger(int a, int b) { return a > b ? a : b; }"].iter().enumerate() {
+        let f = src.join("unweighted.c");
+        let text = std::fs::read_to_string(&f).unwrap();
+        std::fs::write(&f, format!("{text}\n{added}\n")).unwrap();
+        let (code, out, err) = run(beryl().arg("index").arg(&src).arg("--index").arg(&index).env("BERYL_PATCH_FROM", "0"));
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains("updated in"), "update {i}: {out}");
+        let gen = current(&index);
+        assert!(gen.join("patch.bin").is_file(), "update {i}");
+        for (name, ino) in &base {
+            assert_eq!(inode(&gen.join(name)), *ino, "update {i}: {name} is the first build's file");
+        }
+        // The record follows the linked files' change time: the next open trusts them.
+        let rec: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(gen.join("verified.json")).unwrap()).unwrap();
+        let m = std::fs::metadata(gen.join("nodes.faiss")).unwrap();
+        assert_eq!(rec["nodes.faiss"]["ctime"], serde_json::json!([m.ctime(), m.ctime_nsec()]), "update {i}");
+    }
+    for (q, want) in [("smaller of two integers", "beryl_added"), ("larger of two integers", "beryl_larger")] {
+        let (code, out, err) = run(beryl().arg("search").arg(q).arg("--index").arg(&index).arg("--top").arg("20"));
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains(want), "{q}: {out}");
+    }
+    let (code, out, err) = search(&index);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("#1 score"), "{out}");
+    let (code, _, err) = run(beryl().arg("verify").arg("--index").arg(&index));
+    assert_eq!(code, 0, "{err}");
+
+    // A damaged patch: searches and `verify` refuse it by name, `beryl index` builds anew.
+    let gen = current(&index);
+    let size = std::fs::metadata(gen.join("patch.bin")).unwrap().len() as usize;
+    rot(&gen, "patch.bin", size / 2);
+    let (code, _, err) = run(beryl().arg("verify").arg("--index").arg(&index));
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("patch.bin"), "{err}");
+    let (code, _, err) = search(&index);
+    assert_eq!(code, 3, "{err}");
+    let (code, out, err) = run(beryl().arg("index").arg(&src).arg("--index").arg(&index).env("BERYL_PATCH_FROM", "0"));
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains("up to date") && !out.contains("updated in"), "{out}");
+    assert!(!current(&index).join("patch.bin").exists());
+    let (code, out, err) = search(&index);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("#1 score"), "{out}");
+}
