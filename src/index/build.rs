@@ -585,7 +585,7 @@ fn full(
 /// frees for its own reuse, and the graphs are many small blocks: without this the
 /// resident size stays at its height after the graphs are dropped, and what comes next
 /// (FAISS's lists, allocated by C++) is counted on top.
-fn give_back_freed_memory() {
+pub(super) fn give_back_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only releases free memory; it takes no pointer.
     unsafe {

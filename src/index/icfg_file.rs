@@ -54,19 +54,61 @@ impl W<'_> {
     }
 }
 
+/// The record reader: over bytes in memory, or over a stream read a megabyte at a time
+/// (the whole tree's records are about a gigabyte).
 struct R<'a> {
-    b: &'a [u8],
+    b: std::borrow::Cow<'a, [u8]>,
     at: usize,
+    more: Option<&'a mut dyn std::io::Read>,
 }
 
 type Res<T> = Result<T, String>;
 
-impl R<'_> {
+impl<'a> R<'a> {
+    fn new(b: &'a [u8], at: usize) -> R<'a> {
+        R { b: b.into(), at, more: None }
+    }
+
+    fn stream(src: &'a mut dyn std::io::Read) -> R<'a> {
+        R { b: Vec::new().into(), at: 0, more: Some(src) }
+    }
+
     fn take(&mut self, n: usize) -> Res<&[u8]> {
+        if self.b.len() - self.at < n {
+            self.fill(n)?;
+        }
         let end = self.at.checked_add(n).filter(|&e| e <= self.b.len()).ok_or("icfg.bin is truncated")?;
         let s = &self.b[self.at..end];
         self.at = end;
         Ok(s)
+    }
+
+    /// Reads on until `n` bytes are at hand (a stream's; bytes in memory have no more).
+    fn fill(&mut self, n: usize) -> Res<()> {
+        let Some(src) = self.more.as_mut() else { return Err("icfg.bin is truncated".into()) };
+        let buf = self.b.to_mut();
+        buf.drain(..self.at);
+        self.at = 0;
+        while buf.len() < n {
+            let old = buf.len();
+            buf.resize(old + (n - old).max(1 << 20), 0);
+            let got = loop {
+                match src.read(&mut buf[old..]) {
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    r => break r.map_err(|e| format!("icfg.bin: {e}"))?,
+                }
+            };
+            buf.truncate(old + got);
+            if got == 0 {
+                return Err("icfg.bin is truncated".into());
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether every byte was read.
+    fn at_end(&mut self) -> bool {
+        self.at == self.b.len() && self.fill(1).is_err()
     }
     fn u8(&mut self) -> Res<u8> {
         Ok(self.take(1)?[0])
@@ -85,13 +127,19 @@ impl R<'_> {
         LANGS.get(self.u8()? as usize).copied().ok_or_else(|| "icfg.bin: unknown language".into())
     }
     /// A count of records at least `min_bytes` each: bounded by what is left, so damage
-    /// cannot make a huge allocation.
+    /// cannot make a huge allocation. A stream's end is not known: its records are read
+    /// until it ends, and what is reserved for them is capped ([`R::room`]).
     fn count(&mut self, min_bytes: usize) -> Res<usize> {
         let n = self.u32()? as usize;
-        if n.saturating_mul(min_bytes) > self.b.len() - self.at {
+        if self.more.is_none() && n.saturating_mul(min_bytes) > self.b.len() - self.at {
             return Err("icfg.bin: a count exceeds the file".into());
         }
         Ok(n)
+    }
+
+    /// Room to reserve for `n` records: all of them when they are in memory.
+    fn room(&self, n: usize) -> usize {
+        if self.more.is_some() { n.min(1 << 24) } else { n }
     }
 }
 
@@ -128,6 +176,97 @@ fn compress_into(icfg: &Icfg, out: &mut dyn std::io::Write) -> std::io::Result<(
     encode_into(icfg, &mut z)?;
     z.finish()?;
     Ok(())
+}
+
+/// The ICFG of the `icfg.bin` at `path`, read, decompressed and decoded a block at a time
+/// (on two threads), and the BLAKE3 sum of the file's bytes ([`super::checksum`]'s): neither
+/// the file nor its records are held whole.
+pub fn read(path: &std::path::Path) -> (Result<Icfg, String>, Result<String, String>) {
+    use std::io::{BufRead, Read};
+    /// Sums what passes through.
+    struct Summing<T> {
+        inner: T,
+        sum: blake3::Hasher,
+    }
+    impl<T: Read> Read for Summing<T> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.inner.read(buf)?;
+            self.sum.update(&buf[..n]);
+            Ok(n)
+        }
+    }
+    impl<T: BufRead> BufRead for Summing<T> {
+        fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+            self.inner.fill_buf()
+        }
+        fn consume(&mut self, n: usize) {
+            if let Ok(b) = self.inner.fill_buf() {
+                self.sum.update(&b[..n.min(b.len())]);
+            }
+            self.inner.consume(n)
+        }
+    }
+    /// The blocks another thread sends, read as one stream.
+    struct Blocks {
+        rx: std::sync::mpsc::Receiver<Vec<u8>>,
+        cur: Vec<u8>,
+        at: usize,
+    }
+    impl Read for Blocks {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            while self.at == self.cur.len() {
+                match self.rx.recv() {
+                    Ok(b) => (self.cur, self.at) = (b, 0),
+                    Err(_) => return Ok(0),
+                }
+            }
+            let n = buf.len().min(self.cur.len() - self.at);
+            buf[..n].copy_from_slice(&self.cur[self.at..self.at + n]);
+            self.at += n;
+            Ok(n)
+        }
+    }
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) => return (Err(format!("{}: {e}", path.display())), Err(e.to_string())),
+    };
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
+    let reader = std::thread::spawn(move || -> Result<String, String> {
+        let mut src = Summing { inner: std::io::BufReader::with_capacity(1 << 20, file), sum: blake3::Hasher::new() };
+        let zstd = src.fill_buf().map_err(|e| e.to_string())?.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]);
+        {
+            let mut records: Box<dyn Read + '_> = if zstd {
+                Box::new(zstd::stream::read::Decoder::with_buffer(&mut src).map_err(|e| e.to_string())?.single_frame())
+            } else {
+                Box::new(&mut src)
+            };
+            loop {
+                let mut block = vec![0u8; 4 << 20];
+                let mut got = 0;
+                while got < block.len() {
+                    match records.read(&mut block[got..]) {
+                        Ok(0) => break,
+                        Ok(n) => got += n,
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(e) => return Err(format!("icfg.bin does not decompress: {e}")),
+                    }
+                }
+                block.truncate(got);
+                // The decoder gave up reading (a damaged file): its sum tells.
+                if got == 0 || tx.send(block).is_err() {
+                    break;
+                }
+            }
+        }
+        // Bytes past the frame are summed too, as the file's sum covers them.
+        std::io::copy(&mut src, &mut std::io::sink()).map_err(|e| e.to_string())?;
+        Ok(src.sum.finalize().to_hex().to_string())
+    });
+    let mut blocks = Blocks { rx, cur: Vec::new(), at: 0 };
+    let decoded = decode_from(&mut R::stream(&mut blocks));
+    drop(blocks);
+    let sum = reader.join().unwrap_or_else(|_| Err("icfg.bin: the reading thread failed".to_string()));
+    (decoded, sum)
 }
 
 /// The ICFG of `icfg.bin` ([`to_file`]; generations written before compression hold
@@ -348,7 +487,7 @@ pub fn apply_delta(icfg: &mut Icfg, bytes: &[u8]) -> Result<std::collections::Ha
     if raw.len() < 20 || &raw[..8] != DELTA_MAGIC {
         return Err("not an icfg delta".into());
     }
-    let mut r = R { b: &raw, at: 8 };
+    let mut r = R::new(&raw, 8);
     let base = (r.u32()? as usize, r.u32()? as usize, r.u32()? as usize);
     if base != (icfg.files.len(), icfg.functions.len(), icfg.graph.node_count()) {
         return Err("the icfg delta is not over this base".into());
@@ -415,30 +554,33 @@ pub fn apply_delta(icfg: &mut Icfg, bytes: &[u8]) -> Result<std::collections::Ha
 /// (`Icfg::relink` adds them, [`call_edge_rows`] lists them); every id is checked, so a
 /// damaged file is an error, never a panic later.
 pub fn decode(bytes: &[u8]) -> Result<Icfg, String> {
-    if bytes.len() < 8 || &bytes[..8] != MAGIC {
+    decode_from(&mut R::new(bytes, 0))
+}
+
+fn decode_from(r: &mut R) -> Result<Icfg, String> {
+    if r.take(8).ok() != Some(&MAGIC[..]) {
         return Err("icfg.bin is not an ICFG file".into());
     }
-    let mut r = R { b: bytes, at: 8 };
     let mut icfg = Icfg::default();
     for _ in 0..r.count(30)? {
-        let f = get_file(&mut r)?;
+        let f = get_file(r)?;
         icfg.files.push(f);
     }
     for _ in 0..r.count(40)? {
-        let f = get_function(&mut r)?;
+        let f = get_function(r)?;
         icfg.functions.push(f);
     }
     let nodes = r.count(34)?;
-    icfg.graph.reserve_nodes(nodes);
+    icfg.graph.reserve_nodes(r.room(nodes));
     for _ in 0..nodes {
-        let n = get_node(&mut r)?;
+        let n = get_node(r)?;
         icfg.graph.add_node(n);
     }
     check_ids(&icfg, (0, 0, 0))?;
     let (n_nodes, n_functions) = (icfg.graph.node_count(), icfg.functions.len());
     let bad = |what: &str| format!("icfg.bin: {what} out of range");
     let edges = r.count(9)?;
-    icfg.graph.reserve_edges(edges);
+    icfg.graph.reserve_edges(r.room(edges));
     for _ in 0..edges {
         let (a, b) = (r.u32()? as usize, r.u32()? as usize);
         let kind = *EdgeKind::ALL.get(r.u8()? as usize).ok_or("icfg.bin: unknown edge kind")?;
@@ -456,7 +598,7 @@ pub fn decode(bytes: &[u8]) -> Result<Icfg, String> {
         }
         sites.push(CallSite { node: NodeIndex::new(node), call, targets });
     }
-    if r.at != bytes.len() {
+    if !r.at_end() {
         return Err("icfg.bin: trailing bytes".into());
     }
     sites.sort_by_key(|c| (c.node.index(), c.call));
@@ -517,5 +659,24 @@ mod tests {
         assert_eq!(encode(&from_file(&file).unwrap()), bytes);
         assert_eq!(encode(&from_file(&bytes).unwrap()), bytes);
         assert!(from_file(&file[..file.len() / 2]).is_err());
+        // Read from a file as a stream, with the file's sum: compressed, raw, damaged.
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("icfg.bin");
+        for form in [&file, &bytes] {
+            std::fs::write(&p, form).unwrap();
+            let (got, sum) = read(&p);
+            assert_eq!(encode(&got.unwrap()), bytes);
+            assert_eq!(sum.unwrap(), crate::index::checksum(form));
+        }
+        for cut in [file.len() / 2, file.len() - 1] {
+            std::fs::write(&p, &file[..cut]).unwrap();
+            let (got, sum) = read(&p);
+            assert!(got.is_err() || sum.unwrap() != crate::index::checksum(&file));
+        }
+        let mut longer = file.clone();
+        longer.extend(b"tail");
+        std::fs::write(&p, &longer).unwrap();
+        assert_eq!(read(&p).1.unwrap(), crate::index::checksum(&longer));
+        assert!(read(&dir.path().join("missing")).0.is_err());
     }
 }

@@ -234,8 +234,7 @@ impl Default for IndexOptions {
 }
 
 /// Indexed nodes from which updates patch: below, writing every file again takes well
-/// under a second (igraph's 97 k nodes: 0.3 s), and a generation written whole is what
-/// searches read fastest.
+/// under a second, and a generation written whole is what searches read fastest.
 pub const PATCH_FROM: usize = 500_000;
 
 /// The default of `--memory`: 3 GiB.

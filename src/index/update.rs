@@ -137,18 +137,13 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
         return Ok(Outcome::Declined(format!("the changed files hold {share:.0}% of the source")));
     }
     progress("parse", 0, 0);
-    // The ICFG decoded while its checksum is checked.
+    // The ICFG decoded as the file is read, and its sum taken on the way.
     let path = gen.join("icfg.bin");
-    let icfg_bytes = std::fs::read(&path).map_err(|e| corrupt(format!("{}: {e}", path.display())))?;
-    let (decoded, checked) = rayon::join(
-        || super::icfg_file::from_file(&icfg_bytes).map_err(corrupt),
-        || old_meta.checksums.get("icfg.bin").is_some_and(|want| *want == checksum(&icfg_bytes)),
-    );
-    if !checked {
+    let (decoded, sum) = super::icfg_file::read(&path);
+    if sum.ok().as_ref() != old_meta.checksums.get("icfg.bin") {
         return Err(corrupt(format!("{} differs from the checksum meta.json records", path.display())));
     }
-    let mut icfg = decoded?;
-    drop(icfg_bytes);
+    let mut icfg = decoded.map_err(corrupt)?;
     // A patched generation's ICFG is its base's with the patch's change applied.
     let old_patch = match old_meta.checksums.contains_key(patch::FILE) {
         true => Some(Patch::from_bytes(&read_checked(gen, patch::FILE, &old_meta)?).map_err(corrupt)?),
@@ -168,15 +163,17 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
         f.project = crate::corpus::project_of(ctx.roots, &f.path);
     }
     let (old_files, old_fns, old_nodes) = (icfg.files.len() as u32, icfg.functions.len() as u32, icfg.graph.node_count());
-    let mut old_edges = edge_rows(&icfg);
-    old_edges.extend(super::icfg_file::call_edge_rows(&icfg));
-    old_edges.sort_unstable();
-    old_edges.dedup();
     // The GCN's graph before the change (see `Csr::within_files`).
-    let kinds: Vec<(u32, u32, crate::graph::EdgeKind)> =
-        old_edges.iter().map(|&(a, b, k)| (a, b, crate::graph::EdgeKind::ALL[k as usize])).collect();
-    let old_gcn = Csr::from_edges(&icfg, &kinds, true);
-    drop(kinds);
+    let old_gcn = {
+        let mut old_edges = edge_rows(&icfg);
+        old_edges.extend(super::icfg_file::call_edge_rows(&icfg));
+        old_edges.sort_unstable();
+        old_edges.dedup();
+        let kinds: Vec<(u32, u32, crate::graph::EdgeKind)> =
+            old_edges.into_iter().map(|(a, b, k)| (a, b, crate::graph::EdgeKind::ALL[k as usize])).collect();
+        Csr::from_edges(&icfg, &kinds, true)
+    };
+    super::build::give_back_freed_memory();
     lap("load");
 
     // Out: every function of a changed or removed file.
