@@ -250,10 +250,11 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
             }
         }
     }
+    lap("resolve");
     icfg.relink(sites);
-    let csr = Csr::from_icfg(&icfg);
-    let gcn = Csr::within_files(&icfg);
     lap("relink");
+    let (csr, gcn) = rayon::join(|| Csr::from_icfg(&icfg), || Csr::within_files(&icfg));
+    lap("adjacency");
 
     // Vectors: nodes within two edges of a node that is new or whose neighbours changed.
     let live = |n: u32| !icfg.functions[icfg.graph[NodeIndex::new(n as usize)].function as usize].removed;
