@@ -23,6 +23,34 @@ pub struct CallSite {
     pub targets: Vec<u32>,
 }
 
+/// A hash of node pairs for the edge sets of [`Icfg::add_call_edges`]: millions of small
+/// integer keys, which the standard hasher (made to resist crafted keys) takes several
+/// times longer over.
+#[derive(Default, Clone, Copy)]
+struct PairHash(u64);
+
+impl std::hash::Hasher for PairHash {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+type Pairs = std::hash::BuildHasherDefault<PairHash>;
+
 #[derive(Default)]
 pub struct Icfg {
     pub graph: DiGraph<Node, EdgeKind>,
@@ -132,8 +160,8 @@ impl Icfg {
     pub fn add_call_edges(&mut self, sites: Vec<CallSite>) {
         // Edges already there, in sets: a callee with thousands of callers has thousands of
         // return edges, too many to scan for each new one.
-        let mut calls: std::collections::HashSet<(NodeIndex, NodeIndex)> = std::collections::HashSet::new();
-        let mut returns: std::collections::HashSet<(NodeIndex, NodeIndex)> = std::collections::HashSet::new();
+        let mut calls: std::collections::HashSet<(NodeIndex, NodeIndex), Pairs> = Default::default();
+        let mut returns: std::collections::HashSet<(NodeIndex, NodeIndex), Pairs> = Default::default();
         for e in self.graph.edge_references() {
             match e.weight() {
                 EdgeKind::Call => calls.insert((e.source(), e.target())),

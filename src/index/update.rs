@@ -163,6 +163,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
         f.project = crate::corpus::project_of(ctx.roots, &f.path);
     }
     let (old_files, old_fns, old_nodes) = (icfg.files.len() as u32, icfg.functions.len() as u32, icfg.graph.node_count());
+    lap("decode");
     // The GCN's graph before the change (see `Csr::within_files`).
     let old_gcn = {
         let mut old_edges = edge_rows(&icfg);
@@ -174,7 +175,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
         Csr::from_edges(&icfg, &kinds, true)
     };
     super::build::give_back_freed_memory();
-    lap("load");
+    lap("old graph");
 
     // Out: every function of a changed or removed file.
     let by_path: HashMap<String, u32> =
