@@ -129,15 +129,19 @@ pub fn alive_bits(n: usize, dead: &[u32]) -> Vec<u8> {
     bits
 }
 
-/// Links the base's file `name` of generation `from` into `to`, where it is. Both folders
-/// are in one index folder, so on one file system.
+/// Links the base's file `name` of generation `from` into `to`, where it is (both folders
+/// are in one index folder, so on one file system); copies it where the file system
+/// takes no links. `false` when the base has no such file.
 pub fn link(from: &Path, to: &Path, name: &str) -> Result<bool, IndexError> {
     let src = from.join(name);
     if !src.exists() {
         return Ok(false);
     }
     let dst = to.join(name);
-    std::fs::hard_link(&src, &dst).map_err(io(&dst))?;
+    if let Err(e) = std::fs::hard_link(&src, &dst) {
+        log::debug!("{}: not linked ({e}): copied", dst.display());
+        std::fs::copy(&src, &dst).map_err(io(&dst))?;
+    }
     Ok(true)
 }
 
