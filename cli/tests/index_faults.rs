@@ -629,4 +629,20 @@ fn a_patched_update_links_the_base_and_its_damage_is_noticed() {
     let (code, out, err) = search(&index);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("#1 score"), "{out}");
+
+    // A base file written to since it was summed is checked before a patch links it: found
+    // damaged, the update builds anew instead of passing the damage on as verified.
+    let p = current(&index).join("shapes.bin");
+    let mut b = std::fs::read(&p).unwrap();
+    let mid = b.len() / 2;
+    b[mid] ^= 0x5a;
+    std::fs::write(&p, &b).unwrap();
+    let f = src.join("bellman_ford.c");
+    let text = std::fs::read_to_string(&f).unwrap();
+    std::fs::write(&f, format!("{text}\nint beryl_third(int a) {{ return a + 3; }}\n")).unwrap();
+    let (code, out, err) = run(beryl().arg("index").arg(&src).arg("--index").arg(&index).env("BERYL_PATCH_FROM", "0"));
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains("updated in"), "{out}");
+    let (code, _, err) = run(beryl().arg("verify").arg("--index").arg(&index));
+    assert_eq!(code, 0, "{err}");
 }

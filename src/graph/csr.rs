@@ -304,7 +304,7 @@ impl Csr {
         let word64 = |i: usize| u64::from_le_bytes(b[8 + 8 * i..16 + 8 * i].try_into().expect("8 bytes")) as usize;
         let (n, nr, nt) = (word64(0), word64(1), word64(2));
         let body = &b[32..];
-        if n < self.base_count() || body.len() != 4 * nr.checked_mul(2)?.checked_add(1)?.checked_add(nt)? {
+        if n < self.base_count() || body.len() != nr.checked_mul(2)?.checked_add(1)?.checked_add(nt)?.checked_mul(4)? {
             return None;
         }
         let words: Vec<u32> = body.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();

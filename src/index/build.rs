@@ -200,7 +200,7 @@ impl Identity<'_> {
             Ok(m) => m,
             Err(e) => return Some(e.to_string()),
         };
-        if m.format != FORMAT {
+        if !readable(m.format) {
             return Some(format!("the index in place has format {}, this beryl writes {FORMAT}", m.format));
         }
         let same = m.model_sha256 == self.model_sha

@@ -86,6 +86,11 @@ impl<'a> R<'a> {
     /// Reads on until `n` bytes are at hand (a stream's; bytes in memory have no more).
     fn fill(&mut self, n: usize) -> Res<()> {
         let Some(src) = self.more.as_mut() else { return Err("icfg.bin is truncated".into()) };
+        // No record is this long (a statement's text is a part of a file read): a damaged
+        // length, which must not make the reader allocate what it says.
+        if n > 64 << 20 {
+            return Err("icfg.bin: a record's length is damaged".into());
+        }
         let buf = self.b.to_mut();
         buf.drain(..self.at);
         self.at = 0;

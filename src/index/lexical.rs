@@ -609,7 +609,7 @@ impl Lexical {
             if self.patch.as_ref().is_none_or(|p| p.dead.is_empty()) {
                 e.df
             } else {
-                e.df - self.postings(e.a, e.b).filter(|(d, _)| self.dead(*d)).count() as u32
+                e.df.saturating_sub(self.postings(e.a, e.b).filter(|(d, _)| self.dead(*d)).count() as u32)
             }
         });
         base + self.patch.as_ref().and_then(|p| p.added.find(term)).map_or(0, |e| e.df)

@@ -60,7 +60,15 @@ pub use vectors::FeatureSet;
 /// Version of this directory layout and database schema (17: no `nodes.ids`, whose ids
 /// the node index holds; 16: absolute, canonical roots and file paths; every file
 /// checksummed, the database and `meta.json` included).
-pub const FORMAT: u32 = 17;
+pub const FORMAT: u32 = 18;
+/// The format 18 generations written whole still have: this beryl reads and updates them,
+/// and an older one refuses a patched generation as newer than it.
+const WHOLE_FORMAT: u32 = 17;
+
+/// Whether this beryl reads generations of `format`.
+fn readable(format: u32) -> bool {
+    format == FORMAT || format == WHOLE_FORMAT
+}
 /// What a generation holds; one missing means it cannot be reused.
 const FILES: [&str; 11] = [
     "icfg.bin",
@@ -578,8 +586,8 @@ impl Index {
             return Err(IndexError::Newer { dir: dir.to_path_buf(), found });
         }
         let meta = read_meta(&gen)?;
-        if meta.format != FORMAT {
-            return Err(IndexError::Mismatch(format!("index format {}, this beryl reads {FORMAT}", meta.format)));
+        if !readable(meta.format) {
+            return Err(IndexError::Mismatch(format!("index format {}, this beryl reads {WHOLE_FORMAT} and {FORMAT}", meta.format)));
         }
         if let Some(why) = roots_unusable(&meta) {
             return Err(IndexError::Mismatch(why));
@@ -654,7 +662,11 @@ impl Index {
                     functions_dead: p.dead_functions.len(),
                     base_functions: p.base_functions as usize,
                 };
-                if nodes.ntotal() != p.base_node_vectors || functions.ntotal() != p.base_function_vectors {
+                if nodes.ntotal() != p.base_node_vectors
+                    || functions.ntotal() != p.base_function_vectors
+                    || d.nodes.d() != nodes.d()
+                    || d.functions.d() != functions.d()
+                {
                     return Err(IndexError::Corrupt("the patch is not over these vector indexes".into()));
                 }
                 Some(d)

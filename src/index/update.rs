@@ -396,6 +396,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
         skipped: skipped_rows_all.len(),
         checksums: Default::default(),
         walk: ctx.opts.walk.record(),
+        format: FORMAT,
         ..old_meta.clone()
     };
     let old_db = gen.join("index.sqlite");
@@ -405,8 +406,17 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
     let removed_fn_ids: Vec<u64> = removed_fns.iter().map(|&f| f as u64).collect();
     let new_gen = commit(ctx.dir, ctx.model_dir, progress, |tmp| {
         if patching {
-            // The base's files, linked with the sums they were written with.
+            // The base's files, linked with the sums they were written with; each found
+            // whole first (read again only where its record no longer holds), since the
+            // new generation will trust it as the old one did.
             let mut meta = meta;
+            let mut seen = super::verified::Verified::load(gen);
+            for name in patch::LINKED {
+                if gen.join(name).exists() {
+                    check(&mut seen, name, &old_meta)?;
+                }
+            }
+            seen.save();
             for name in patch::LINKED {
                 if patch::link(gen, tmp, name)? {
                     let sum = old_meta.checksums.get(name).ok_or_else(|| corrupt(format!("meta.json records no checksum of {name}")))?;
