@@ -311,18 +311,11 @@ fn encode_into(icfg: &Icfg, out: &mut dyn std::io::Write) -> std::io::Result<()>
     let is_intra = |e: &petgraph::graph::EdgeReference<EdgeKind>| !matches!(e.weight(), EdgeKind::Call | EdgeKind::Return);
     w.u32(icfg.graph.edge_references().filter(is_intra).count() as u32);
     for e in icfg.graph.edge_references().filter(is_intra) {
-        w.u32(e.source().index() as u32);
-        w.u32(e.target().index() as u32);
-        w.u8(EdgeKind::ALL.iter().position(|k| k == e.weight()).unwrap_or(0) as u8);
+        put_edge(&mut w, e);
     }
     w.u32(icfg.calls.len() as u32);
     for c in &icfg.calls {
-        w.u32(c.node.index() as u32);
-        w.u32(c.call);
-        w.u32(c.targets.len() as u32);
-        for &t in &c.targets {
-            w.u32(t);
-        }
+        put_site(&mut w, c);
     }
     w.flush();
     w.err.map_or(Ok(()), Err)
@@ -373,6 +366,41 @@ fn put_node(w: &mut W, n: &Node) {
         w.u32(c.argc);
         w.u8(c.member as u8);
     }
+}
+
+fn put_edge(w: &mut W, e: petgraph::graph::EdgeReference<EdgeKind>) {
+    w.u32(e.source().index() as u32);
+    w.u32(e.target().index() as u32);
+    w.u8(EdgeKind::ALL.iter().position(|k| k == e.weight()).unwrap_or(0) as u8);
+}
+
+fn put_site(w: &mut W, c: &CallSite) {
+    w.u32(c.node.index() as u32);
+    w.u32(c.call);
+    w.u32(c.targets.len() as u32);
+    for &t in &c.targets {
+        w.u32(t);
+    }
+}
+
+/// An edge between two of the first `n_nodes` nodes.
+fn get_edge(r: &mut R, n_nodes: usize) -> Res<(NodeIndex, NodeIndex, EdgeKind)> {
+    let (a, b) = (r.u32()? as usize, r.u32()? as usize);
+    let kind = *EdgeKind::ALL.get(r.u8()? as usize).ok_or("icfg.bin: unknown edge kind")?;
+    if a >= n_nodes || b >= n_nodes {
+        return Err("icfg.bin: an edge out of range".into());
+    }
+    Ok((NodeIndex::new(a), NodeIndex::new(b), kind))
+}
+
+/// A call site of one of the first `n_nodes` nodes, its targets among `n_functions`.
+fn get_site(r: &mut R, n_nodes: usize, n_functions: usize) -> Res<CallSite> {
+    let (node, call) = (r.u32()? as usize, r.u32()?);
+    let targets = (0..r.count(4)?).map(|_| r.u32()).collect::<Res<Vec<_>>>()?;
+    if node >= n_nodes || targets.iter().any(|&t| t as usize >= n_functions) {
+        return Err("icfg.bin: a call site out of range".into());
+    }
+    Ok(CallSite { node: NodeIndex::new(node), call, targets })
 }
 
 fn get_file(r: &mut R) -> Res<SourceFile> {
@@ -464,20 +492,13 @@ pub fn delta(icfg: &Icfg, base: (usize, usize, usize), resolved: &std::collectio
             |e: &petgraph::graph::EdgeReference<EdgeKind>| e.source().index() >= base.2 && !matches!(e.weight(), EdgeKind::Call | EdgeKind::Return);
         w.u32(icfg.graph.edge_references().filter(new_intra).count() as u32);
         for e in icfg.graph.edge_references().filter(new_intra) {
-            w.u32(e.source().index() as u32);
-            w.u32(e.target().index() as u32);
-            w.u8(EdgeKind::ALL.iter().position(|k| k == e.weight()).unwrap_or(0) as u8);
+            put_edge(&mut w, e);
         }
         let sites: Vec<&CallSite> =
             icfg.calls.iter().filter(|c| c.node.index() >= base.2 || resolved.contains(&(c.node.index() as u32, c.call))).collect();
         w.u32(sites.len() as u32);
         for c in sites {
-            w.u32(c.node.index() as u32);
-            w.u32(c.call);
-            w.u32(c.targets.len() as u32);
-            for &t in &c.targets {
-                w.u32(t);
-            }
+            put_site(&mut w, c);
         }
         w.flush();
     }
@@ -526,22 +547,13 @@ pub fn apply_delta(icfg: &mut Icfg, bytes: &[u8]) -> Result<std::collections::Ha
     check_ids(icfg, (0, base.1, base.2))?;
     let n_nodes = icfg.graph.node_count();
     for _ in 0..r.count(9)? {
-        let (a, b) = (r.u32()? as usize, r.u32()? as usize);
-        let kind = *EdgeKind::ALL.get(r.u8()? as usize).ok_or("icfg delta: unknown edge kind")?;
-        if a >= n_nodes || b >= n_nodes {
-            return Err(bad("an edge"));
-        }
-        icfg.graph.add_edge(NodeIndex::new(a), NodeIndex::new(b), kind);
+        let (a, b, kind) = get_edge(&mut r, n_nodes)?;
+        icfg.graph.add_edge(a, b, kind);
     }
     let n_functions = icfg.functions.len();
     let mut sites = Vec::new();
     for _ in 0..r.count(12)? {
-        let (node, call) = (r.u32()? as usize, r.u32()?);
-        let targets = (0..r.count(4)?).map(|_| r.u32()).collect::<Res<Vec<_>>>()?;
-        if node >= n_nodes || targets.iter().any(|&t| t as usize >= n_functions) {
-            return Err(bad("a call site"));
-        }
-        sites.push(CallSite { node: NodeIndex::new(node), call, targets });
+        sites.push(get_site(&mut r, n_nodes, n_functions)?);
     }
     if r.at != raw.len() {
         return Err("icfg delta: trailing bytes".into());
@@ -583,25 +595,15 @@ fn decode_from(r: &mut R) -> Result<Icfg, String> {
     }
     check_ids(&icfg, (0, 0, 0))?;
     let (n_nodes, n_functions) = (icfg.graph.node_count(), icfg.functions.len());
-    let bad = |what: &str| format!("icfg.bin: {what} out of range");
     let edges = r.count(9)?;
     icfg.graph.reserve_edges(r.room(edges));
     for _ in 0..edges {
-        let (a, b) = (r.u32()? as usize, r.u32()? as usize);
-        let kind = *EdgeKind::ALL.get(r.u8()? as usize).ok_or("icfg.bin: unknown edge kind")?;
-        if a >= n_nodes || b >= n_nodes {
-            return Err(bad("an edge"));
-        }
-        icfg.graph.add_edge(NodeIndex::new(a), NodeIndex::new(b), kind);
+        let (a, b, kind) = get_edge(r, n_nodes)?;
+        icfg.graph.add_edge(a, b, kind);
     }
     let mut sites = Vec::new();
     for _ in 0..r.count(12)? {
-        let (node, call) = (r.u32()? as usize, r.u32()?);
-        let targets = (0..r.count(4)?).map(|_| r.u32()).collect::<Res<Vec<_>>>()?;
-        if node >= n_nodes || targets.iter().any(|&t| t as usize >= n_functions) {
-            return Err(bad("a call site"));
-        }
-        sites.push(CallSite { node: NodeIndex::new(node), call, targets });
+        sites.push(get_site(r, n_nodes, n_functions)?);
     }
     if !r.at_end() {
         return Err("icfg.bin: trailing bytes".into());

@@ -798,14 +798,19 @@ mod tests {
         Doc { fields: [name_terms(Lang::C, &[], name), tokens(comment), tokens(body), tokens(&string_literals(body))] }
     }
 
-    #[test]
-    fn a_patched_index_scores_as_the_index_rewritten_with_its_change() {
-        let docs = vec![
+    /// Four functions of a vector and a heap sort.
+    fn four_docs() -> Vec<Doc> {
+        vec![
             doc("vector_init", "allocates a vector", "v->data = malloc(n); v->size = 0;"),
             doc("heap_sort", "sorts in place", "while (n > 1) { swap(a, 0, --n); sift_down(a, 0, n); }"),
             doc("vector_free", "", "free(v->data); v->size = 0; puts(\"freed vector\")"),
             doc("sift_down", "restores the heap", "while (2 * i + 1 < n) { c = 2 * i + 1; if (a[c] < a[c + 1]) c++; }"),
-        ];
+        ]
+    }
+
+    #[test]
+    fn a_patched_index_scores_as_the_index_rewritten_with_its_change() {
+        let docs = four_docs();
         let added = [doc("insertion_sort", "sorts a vector", "for (i = 1; i < n; i++) { key = a[i]; }"), doc("vector_push", "", "v->data[v->size++] = x;")];
         let base = Lexical::from_bytes(encode(&docs)).unwrap();
         // First patch: slot 1 removed, one function added; second: slot 3 and the first
@@ -830,12 +835,7 @@ mod tests {
 
     #[test]
     fn a_build_in_chunks_writes_what_appending_writes() {
-        let docs = vec![
-            doc("vector_init", "allocates a vector", "v->data = malloc(n); v->size = 0;"),
-            doc("heap_sort", "sorts in place", "while (n > 1) { swap(a, 0, --n); sift_down(a, 0, n); }"),
-            doc("vector_free", "", "free(v->data); v->size = 0; puts(\"freed vector\")"),
-            doc("sift_down", "restores the heap", "while (2 * i + 1 < n) { c = 2 * i + 1; if (a[c] < a[c + 1]) c++; }"),
-        ];
+        let docs = four_docs();
         let mut chunks = Builder::default();
         chunks.add(&docs[..1]);
         chunks.add(&docs[1..3]);

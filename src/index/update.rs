@@ -416,6 +416,10 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
                     check(&mut seen, name, &old_meta)?;
                 }
             }
+            if old_patch.is_some() {
+                check(&mut seen, patch::NODES_DELTA, &old_meta)?;
+                check(&mut seen, patch::FUNCTIONS_DELTA, &old_meta)?;
+            }
             seen.save();
             for name in patch::LINKED {
                 if patch::link(gen, tmp, name)? {
@@ -434,10 +438,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
             let dim = projection.as_ref().map_or(ctx.opts.features.dim(hidden), |p| p.d_out);
             let delta = |name: &str, dim: usize, drop: &[u64], rows: &[f32], ids: &[u64]| -> Result<(), IndexError> {
                 let mut ix = match &old_patch {
-                    Some(_) => {
-                        read_checked(gen, name, &old_meta)?;
-                        vectors::read(&gen.join(name), 1)?
-                    }
+                    Some(_) => vectors::read(&gen.join(name), 1)?,
                     None => vectors::build_with_ids("Flat", dim, &[], &[])?,
                 };
                 vectors::remove(&mut ix, drop)?;
