@@ -159,6 +159,8 @@ fn edit_and_update(tree: &Path, dirs: &[(&Path, Option<&str>, usize)], enc: &Tex
 
 #[test]
 fn an_updated_index_answers_as_a_fresh_one() {
+    // Each update checks its rows against an adjacency rebuilt whole.
+    std::env::set_var("BERYL_CHECK_UPDATE", "1");
     let src = fetch("igraph").unwrap();
     let work = tempfile::tempdir().unwrap();
     let tree = work.path().join("igraph");
@@ -275,4 +277,38 @@ fn an_update_reads_only_the_files_that_changed() {
     std::fs::File::options().write(true).open(&other).unwrap().set_modified(old).unwrap();
     let r = build(&tree, &dir, &enc, None);
     assert!(r.updated && r.changed_files == 1 && r.read_files == 2, "{r:?}");
+}
+
+/// A callee with more callers than `HUB_CALLERS` joins none of them in the adjacency: an
+/// update that adds its last caller, or takes it away, rewrites the rows of every caller.
+/// Each update checks its rows against the adjacency rebuilt whole, patched and written
+/// whole alike.
+#[test]
+fn an_update_that_makes_or_unmakes_a_hub_rewrites_the_rows_it_joins() {
+    std::env::set_var("BERYL_CHECK_UPDATE", "1");
+    let hub = beryl::graph::csr::HUB_CALLERS;
+    let work = tempfile::tempdir().unwrap();
+    let tree = work.path().join("src");
+    std::fs::create_dir_all(&tree).unwrap();
+    let callers = |from: usize, to: usize| -> String { (from..to).map(|i| format!("int c{i}(int x) {{ if (x > {i}) x = step(x); return x; }}\n")).collect() };
+    std::fs::write(tree.join("a.c"), format!("int step(int x) {{ return x + 1; }}\n{}", callers(0, hub))).unwrap();
+    let enc = TextEncoders::defaults(None, CacheAt::Default);
+    let (whole, patched) = (work.path().join("whole"), work.path().join("patched"));
+    for (dir, from) in [(&whole, usize::MAX), (&patched, 0)] {
+        assert!(!build_patching(&tree, dir, &enc, Some("Flat"), from).updated);
+    }
+    let steps: Vec<(&str, Box<dyn Fn()>)> = vec![
+        ("a caller added in another file: a hub", Box::new(|| std::fs::write(tree.join("b.c"), callers(hub, hub + 1)).unwrap())),
+        ("the callee's own file edited", Box::new(|| std::fs::write(tree.join("a.c"), format!("int step(int x) {{ return x + 2; }}\n{}", callers(0, hub))).unwrap())),
+        ("that caller removed: no hub again", Box::new(|| std::fs::remove_file(tree.join("b.c")).unwrap())),
+        ("the callee removed", Box::new(|| std::fs::write(tree.join("a.c"), callers(0, hub)).unwrap())),
+    ];
+    for (what, step) in steps {
+        step();
+        for (dir, from) in [(&whole, usize::MAX), (&patched, 0)] {
+            let r = build_patching(&tree, dir, &enc, Some("Flat"), from);
+            assert!(r.updated, "{what}: not an update ({:?})", r.full_reason);
+        }
+    }
+    assert!(Index::open(&patched, None, 32).unwrap().meta.checksums.contains_key(index::patch::FILE));
 }

@@ -76,6 +76,20 @@ impl std::ops::Deref for Words {
     }
 }
 
+/// Whether the edge `(a, b, kind)` is in the adjacency: not a call into a hub, nor a
+/// return out of one (`hub` says of a callee's ENTRY), not a loop, and with `same_file`
+/// within one file.
+fn kept(icfg: &Icfg, (a, b, k): (u32, u32, EdgeKind), same_file: bool, hub: &mut dyn FnMut(usize) -> bool) -> bool {
+    let node = |i: u32| &icfg.graph[petgraph::graph::NodeIndex::new(i as usize)];
+    let skip = match k {
+        EdgeKind::Call => hub(b as usize),
+        // A return edge leaves the callee's EXIT; its ENTRY is the function's first node.
+        EdgeKind::Return => icfg.functions.get(node(a).function as usize).is_some_and(|f| hub(f.entry.index())),
+        _ => false,
+    };
+    !skip && a != b && (!same_file || node(a).file == node(b).file)
+}
+
 impl Csr {
     pub fn node_count(&self) -> usize {
         self.overlay.as_ref().map_or_else(|| self.base_count(), |o| o.n)
@@ -91,6 +105,11 @@ impl Csr {
                 return &o.targets[o.offsets[i] as usize..o.offsets[i + 1] as usize];
             }
         }
+        self.base_neighbors(n)
+    }
+
+    /// `n`'s row in the adjacency under any overlay.
+    fn base_neighbors(&self, n: u32) -> &[u32] {
         let i = n as usize;
         match (self.offsets.get(i), self.offsets.get(i + 1)) {
             // A mapped graph's rows are checked as they are read.
@@ -127,19 +146,13 @@ impl Csr {
             }
         }
         let hub = |callee_entry: usize| callers[callee_entry] > HUB_CALLERS;
-        let node = |i: u32| &g[petgraph::graph::NodeIndex::new(i as usize)];
-        let kept = || {
-            edges().filter(|&(a, b, k)| {
-                let skip = match k {
-                    EdgeKind::Call => hub(b as usize),
-                    // A return edge leaves the callee's EXIT; its ENTRY is the function's first node.
-                    EdgeKind::Return => icfg.functions.get(node(a).function as usize).is_some_and(|f| hub(f.entry.index())),
-                    _ => false,
-                };
-                !skip && a != b && (!same_file || node(a).file == node(b).file)
-            })
-        };
-        Csr::from_pair_source(n, || kept().flat_map(|(a, b, _)| [(a, b), (b, a)]))
+        Csr::from_pair_source(n, || edges().filter(|&e| kept(icfg, e, same_file, &mut |x| hub(x))).flat_map(|(a, b, _)| [(a, b), (b, a)]))
+    }
+
+    /// The adjacency of `n` nodes with the given rows (each ascending, no repeats) and
+    /// every other row empty.
+    pub fn from_rows(n: usize, rows: &[(u32, Vec<u32>)]) -> Csr {
+        Csr::from_pair_source(n, || rows.iter().flat_map(|(a, r)| r.iter().map(move |&b| (*a, b))))
     }
 
     /// The adjacency of `n` nodes holding the directed `pairs` (duplicates dropped).
@@ -284,15 +297,31 @@ impl Csr {
                 offsets.push(targets.len() as u32);
             }
         }
-        let mut out = Vec::with_capacity(32 + 4 * (2 * rows.len() + targets.len()));
-        out.extend(OVERLAY_MAGIC);
-        for v in [new.node_count(), rows.len(), targets.len()] {
-            out.extend((v as u64).to_le_bytes());
+        overlay_bytes(new.node_count(), &rows, &offsets, &targets)
+    }
+
+    /// [`Csr::overlay_of`] the graph of `n` nodes that this one (a base graph, with or
+    /// without an overlay) becomes when `rows` (ascending) replace its rows: the
+    /// overlay's rows and `rows`, less those that equal the base's.
+    pub fn overlay_updated(&self, n: usize, rows: &[(u32, Vec<u32>)]) -> Vec<u8> {
+        let held: &[u32] = self.overlay.as_ref().map_or(&[], |o| &o.rows);
+        let base = self.base_count();
+        let mut ids: Vec<u32> = held.iter().copied().chain(rows.iter().map(|r| r.0)).chain(base as u32..n as u32).filter(|&r| (r as usize) < n).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let (mut out_rows, mut offsets, mut targets) = (Vec::new(), vec![0u32], Vec::new());
+        for id in ids {
+            let row = match rows.binary_search_by_key(&id, |r| r.0) {
+                Ok(i) => &rows[i].1[..],
+                Err(_) => self.neighbors(id),
+            };
+            if id as usize >= base || self.base_neighbors(id) != row {
+                out_rows.push(id);
+                targets.extend_from_slice(row);
+                offsets.push(targets.len() as u32);
+            }
         }
-        for w in rows.iter().chain(&offsets).chain(&targets) {
-            out.extend(w.to_le_bytes());
-        }
-        out
+        overlay_bytes(n, &out_rows, &offsets, &targets)
     }
 
     /// This graph with the rows of [`Csr::overlay_of`]'s `bytes` in place of its own;
@@ -318,6 +347,126 @@ impl Csr {
             && targets.iter().all(|&t| (t as usize) < n);
         self.overlay = Some(std::sync::Arc::new(Overlay { n, rows: rows.to_vec(), offsets: offsets.to_vec(), targets: targets.to_vec() }));
         ok.then_some(self)
+    }
+}
+
+fn overlay_bytes(n: usize, rows: &[u32], offsets: &[u32], targets: &[u32]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(32 + 4 * (2 * rows.len() + 1 + targets.len()));
+    out.extend(OVERLAY_MAGIC);
+    for v in [n, rows.len(), targets.len()] {
+        out.extend((v as u64).to_le_bytes());
+    }
+    for w in rows.iter().chain(offsets).chain(targets) {
+        out.extend(w.to_le_bytes());
+    }
+    out
+}
+
+/// Rows of [`Csr::from_icfg`] (or with `same_file`, [`Csr::within_files`]) read from an
+/// ICFG whose graph holds its intraprocedural edges only, the call and return edges taken
+/// from its sites, as an update holds it: the rows a change touches, without the
+/// millions of call edges a whole adjacency needs.
+pub struct Rows<'a> {
+    icfg: &'a Icfg,
+    /// The sites (indexes into `icfg.calls`) that name each function, by function id.
+    offsets: Vec<u32>,
+    naming: Vec<u32>,
+    callers: HashMap<u32, usize>,
+}
+
+impl<'a> Rows<'a> {
+    pub fn new(icfg: &'a Icfg) -> Rows<'a> {
+        let live = |c: &crate::graph::CallSite| !icfg.functions[icfg.graph[c.node].function as usize].removed;
+        let mut offsets = vec![0u32; icfg.functions.len() + 1];
+        for c in icfg.calls.iter().filter(|c| live(c)) {
+            for &t in &c.targets {
+                offsets[t as usize + 1] += 1;
+            }
+        }
+        for i in 0..icfg.functions.len() {
+            offsets[i + 1] += offsets[i];
+        }
+        let mut naming = vec![0u32; offsets[icfg.functions.len()] as usize];
+        let mut next = offsets.clone();
+        for (i, c) in icfg.calls.iter().enumerate().filter(|(_, c)| live(c)) {
+            for &t in &c.targets {
+                naming[next[t as usize] as usize] = i as u32;
+                next[t as usize] += 1;
+            }
+        }
+        Rows { icfg, offsets, naming, callers: HashMap::new() }
+    }
+
+    /// The live sites that name function `f`, in node order.
+    fn naming(&self, f: u32) -> impl Iterator<Item = &'a crate::graph::CallSite> + '_ {
+        let icfg = self.icfg;
+        self.naming[self.offsets[f as usize] as usize..self.offsets[f as usize + 1] as usize].iter().map(move |&i| &icfg.calls[i as usize])
+    }
+
+    /// Nodes with a call edge into function `f`'s ENTRY.
+    pub fn callers(&mut self, f: u32) -> usize {
+        if let Some(&c) = self.callers.get(&f) {
+            return c;
+        }
+        let mut nodes: Vec<u32> = self.naming(f).map(|c| c.node.index() as u32).collect();
+        nodes.dedup();
+        self.callers.insert(f, nodes.len());
+        nodes.len()
+    }
+
+    /// Node `n`'s row: empty for a removed function's node, which has no edges.
+    pub fn row(&mut self, n: u32, same_file: bool) -> Vec<u32> {
+        use petgraph::graph::NodeIndex;
+        let icfg = self.icfg;
+        let g = &icfg.graph;
+        let idx = NodeIndex::new(n as usize);
+        let live_fn = |f: u32| !icfg.functions[f as usize].removed;
+        let own = g[idx].function;
+        if !live_fn(own) {
+            return Vec::new();
+        }
+        // (a, b, kind) of every edge at `n`, call and return edges from the sites.
+        let mut edges: Vec<(u32, u32, EdgeKind)> = Vec::new();
+        let intra = |e: &petgraph::graph::EdgeReference<EdgeKind>| !matches!(e.weight(), EdgeKind::Call | EdgeKind::Return);
+        for e in g.edges_directed(idx, petgraph::Direction::Outgoing).filter(intra) {
+            edges.push((n, e.target().index() as u32, *e.weight()));
+        }
+        for e in g.edges_directed(idx, petgraph::Direction::Incoming).filter(intra) {
+            edges.push((e.source().index() as u32, n, *e.weight()));
+            // A call in the node before returns here.
+            for c in icfg.sites_at(e.source()) {
+                for &t in c.targets.iter().filter(|&&t| live_fn(t)) {
+                    edges.push((icfg.functions[t as usize].exit.index() as u32, n, EdgeKind::Return));
+                }
+            }
+        }
+        for c in icfg.sites_at(idx) {
+            for &t in c.targets.iter().filter(|&&t| live_fn(t)) {
+                edges.push((n, icfg.functions[t as usize].entry.index() as u32, EdgeKind::Call));
+            }
+        }
+        let f = &icfg.functions[own as usize];
+        if f.entry == idx {
+            edges.extend(self.naming(own).map(|c| (c.node.index() as u32, n, EdgeKind::Call)));
+        }
+        if f.exit == idx {
+            for c in self.naming(own) {
+                edges.extend(icfg.successors_within(c.node).map(|a| (n, a.index() as u32, EdgeKind::Return)));
+            }
+        }
+        let mut row = Vec::new();
+        for e in edges {
+            let mut hub = |entry: usize| {
+                let f = g[NodeIndex::new(entry)].function;
+                self.callers(f) > HUB_CALLERS
+            };
+            if kept(icfg, e, same_file, &mut hub) {
+                row.push(if e.0 == n { e.1 } else { e.0 });
+            }
+        }
+        row.sort_unstable();
+        row.dedup();
+        row
     }
 }
 

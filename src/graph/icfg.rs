@@ -51,6 +51,15 @@ impl std::hash::Hasher for PairHash {
 
 type Pairs = std::hash::BuildHasherDefault<PairHash>;
 
+/// What [`Icfg::replace_sites`] changed.
+#[derive(Debug, Default)]
+pub struct Replaced {
+    /// The sites taken out.
+    pub dropped: Vec<CallSite>,
+    /// Functions a dropped or new site names, with their callers before, by id.
+    pub callees: Vec<(u32, usize)>,
+}
+
 #[derive(Default)]
 pub struct Icfg {
     pub graph: DiGraph<Node, EdgeKind>,
@@ -153,6 +162,65 @@ impl Icfg {
         });
         all.sort_by_key(|c| (c.node.index(), c.call));
         self.add_call_edges(all);
+    }
+
+    /// Puts `sites` in place of the sites they stand for (same node and call) or beside
+    /// them, and drops the sites of removed functions' nodes, without touching an edge:
+    /// an update reads call and return edges from the sites ([`crate::graph::csr::Rows`]).
+    /// Returns the sites dropped, and for each function a dropped or new site names, its
+    /// callers (nodes with a call edge into it) before.
+    /// `removed_now` are the functions this change removed (their callers count before).
+    pub fn replace_sites(&mut self, sites: Vec<CallSite>, removed_now: &[u32]) -> Replaced {
+        let replaced: std::collections::HashSet<(usize, u32)> = sites.iter().map(|s| (s.node.index(), s.call)).collect();
+        let mut all = std::mem::take(&mut self.calls);
+        let (functions, graph) = (&self.functions, &self.graph);
+        let gone = |c: &CallSite| replaced.contains(&(c.node.index(), c.call)) || functions[graph[c.node].function as usize].removed;
+        let mut callees: Vec<u32> = sites.iter().chain(all.iter().filter(|c| gone(c))).flat_map(|c| c.targets.iter().copied()).collect();
+        callees.sort_unstable();
+        callees.dedup();
+        callees.retain(|&t| !functions[t as usize].removed);
+        // Callers before: the distinct live nodes whose sites name each callee (the sites
+        // are in node order, so a callee's callers come in order too).
+        let mut last: Vec<Option<NodeIndex>> = vec![None; callees.len()];
+        let mut before = vec![0usize; callees.len()];
+        let was_live = |f: u32| !functions[f as usize].removed || removed_now.binary_search(&f).is_ok();
+        for c in &all {
+            if !was_live(graph[c.node].function) {
+                continue;
+            }
+            for t in &c.targets {
+                if let Ok(i) = callees.binary_search(t) {
+                    if last[i] != Some(c.node) {
+                        last[i] = Some(c.node);
+                        before[i] += 1;
+                    }
+                }
+            }
+        }
+        let mut dropped = Vec::new();
+        all.retain(|c| {
+            let keep = !gone(c);
+            if !keep {
+                dropped.push(c.clone());
+            }
+            keep
+        });
+        all.extend(sites);
+        all.sort_by_key(|c| (c.node.index(), c.call));
+        self.calls = all;
+        Replaced { dropped, callees: callees.into_iter().zip(before).collect() }
+    }
+
+    /// Targets of `n`'s intraprocedural edges: where control goes on after a call in `n`.
+    pub fn successors_within(&self, n: NodeIndex) -> impl Iterator<Item = NodeIndex> + '_ {
+        self.graph.edges_directed(n, Direction::Outgoing).filter(|e| !matches!(e.weight(), EdgeKind::Call | EdgeKind::Return)).map(|e| e.target())
+    }
+
+    /// The call sites of node `n` (the sites are kept in node order).
+    pub fn sites_at(&self, n: NodeIndex) -> &[CallSite] {
+        let lo = self.calls.partition_point(|c| c.node < n);
+        let hi = lo + self.calls[lo..].partition_point(|c| c.node <= n);
+        &self.calls[lo..hi]
     }
 
     /// Adds call edges (site → callee ENTRY) and return edges (callee EXIT → every

@@ -8,8 +8,8 @@ mod resolve;
 pub mod stats;
 pub mod unit;
 
-pub use csr::{Bfs, Csr};
+pub use csr::{Bfs, Csr, Rows};
 pub use cfg::{FnCfg, FunctionMeta, LocalId, ENTRY, EXIT};
-pub use icfg::{CallSite, Icfg};
+pub use icfg::{CallSite, Icfg, Replaced};
 pub use unit::{FileUnit, Function, SourceFile};
 pub use node::{normalize_ws, CallRef, EdgeKind, Lang, Node, NodeKind};

@@ -187,6 +187,13 @@ fn compress_into(icfg: &Icfg, out: &mut dyn std::io::Write) -> std::io::Result<(
 /// (on two threads), and the BLAKE3 sum of the file's bytes ([`super::checksum`]'s): neither
 /// the file nor its records are held whole.
 pub fn read(path: &std::path::Path) -> (Result<Icfg, String>, Result<String, String>) {
+    read_with(path, true)
+}
+
+/// [`read`], leaving every statement text empty unless `texts`: an update that writes a
+/// patch reads the texts of the few files it touches from the database instead
+/// ([`super::store::Store::fill_texts`]), which spares it millions of allocations.
+pub fn read_with(path: &std::path::Path, texts: bool) -> (Result<Icfg, String>, Result<String, String>) {
     use std::io::{BufRead, Read};
     /// Sums what passes through.
     struct Summing<T> {
@@ -268,7 +275,7 @@ pub fn read(path: &std::path::Path) -> (Result<Icfg, String>, Result<String, Str
         Ok(src.sum.finalize().to_hex().to_string())
     });
     let mut blocks = Blocks { rx, cur: Vec::new(), at: 0 };
-    let decoded = decode_from(&mut R::stream(&mut blocks));
+    let decoded = decode_from(&mut R::stream(&mut blocks), texts);
     drop(blocks);
     let sum = reader.join().unwrap_or_else(|_| Err("icfg.bin: the reading thread failed".to_string()));
     (decoded, sum)
@@ -425,11 +432,18 @@ fn get_function(r: &mut R) -> Res<Function> {
     Ok(Function { meta, entry: NodeIndex::new(v[5] as usize), exit: NodeIndex::new(v[6] as usize), removed })
 }
 
-fn get_node(r: &mut R) -> Res<Node> {
+fn get_node(r: &mut R, texts: bool) -> Res<Node> {
     let kind = *NodeKind::ALL.get(r.u8()? as usize).ok_or("icfg.bin: unknown node kind")?;
     let lang = r.lang()?;
     let v: Vec<u32> = (0..7).map(|_| r.u32()).collect::<Res<_>>()?;
-    let text = r.str()?;
+    let text = match texts {
+        true => r.str()?,
+        false => {
+            let n = r.u32()? as usize;
+            r.take(n)?;
+            String::new()
+        }
+    };
     let calls = (0..r.count(13)?)
         .map(|_| Ok(CallRef { name: r.str()?, qualifier: r.str()?, argc: r.u32()?, member: r.u8()? == 1 }))
         .collect::<Res<Vec<_>>>()?;
@@ -541,7 +555,7 @@ pub fn apply_delta(icfg: &mut Icfg, bytes: &[u8]) -> Result<std::collections::Ha
     let nodes = r.count(34)?;
     icfg.graph.reserve_nodes(nodes);
     for _ in 0..nodes {
-        let n = get_node(&mut r)?;
+        let n = get_node(&mut r, true)?;
         icfg.graph.add_node(n);
     }
     check_ids(icfg, (0, base.1, base.2))?;
@@ -571,10 +585,10 @@ pub fn apply_delta(icfg: &mut Icfg, bytes: &[u8]) -> Result<std::collections::Ha
 /// (`Icfg::relink` adds them, [`call_edge_rows`] lists them); every id is checked, so a
 /// damaged file is an error, never a panic later.
 pub fn decode(bytes: &[u8]) -> Result<Icfg, String> {
-    decode_from(&mut R::new(bytes, 0))
+    decode_from(&mut R::new(bytes, 0), true)
 }
 
-fn decode_from(r: &mut R) -> Result<Icfg, String> {
+fn decode_from(r: &mut R, texts: bool) -> Result<Icfg, String> {
     if r.take(8).ok() != Some(&MAGIC[..]) {
         return Err("icfg.bin is not an ICFG file".into());
     }
@@ -590,7 +604,7 @@ fn decode_from(r: &mut R) -> Result<Icfg, String> {
     let nodes = r.count(34)?;
     icfg.graph.reserve_nodes(r.room(nodes));
     for _ in 0..nodes {
-        let n = get_node(r)?;
+        let n = get_node(r, texts)?;
         icfg.graph.add_node(n);
     }
     check_ids(&icfg, (0, 0, 0))?;
@@ -633,6 +647,28 @@ pub fn call_edge_rows(icfg: &Icfg) -> Vec<(u32, u32, u8)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rows_read_from_the_sites_are_those_of_the_adjacency() {
+        // A callee with more callers than a hub has, one with fewer, a call into another
+        // file and a loop back to the call: every kind of edge the rows take from sites.
+        let dir = tempfile::tempdir().unwrap();
+        let callers: String = (0..crate::graph::csr::HUB_CALLERS + 2).map(|i| format!("int c{i}(int x) {{ if (x) x = hub(x); return few(x); }}\n")).collect();
+        std::fs::write(dir.path().join("a.c"), format!("int hub(int x) {{ return x + 1; }}\nint few(int x) {{ while (x > 0) x = hub(x) - 2; return x; }}\n{callers}")).unwrap();
+        std::fs::write(dir.path().join("b.c"), "int far(int n) { int s = 0; for (int i = 0; i < n; i++) s += few(i); return s; }\n").unwrap();
+        let icfg = crate::corpus::load(&[dir.path().to_path_buf()], &Default::default()).icfg;
+        let decoded = decode(&encode(&icfg)).unwrap();
+        assert!(decoded.graph.edge_count() < icfg.graph.edge_count(), "the file holds no call or return edge");
+        let mut rows = crate::graph::Rows::new(&decoded);
+        for same_file in [false, true] {
+            let whole = if same_file { crate::graph::Csr::within_files(&icfg) } else { crate::graph::Csr::from_icfg(&icfg) };
+            for n in 0..icfg.graph.node_count() as u32 {
+                assert_eq!(rows.row(n, same_file), whole.neighbors(n), "row {n}, within files: {same_file}");
+            }
+        }
+        let hub = icfg.functions.iter().position(|f| f.meta.name == "hub").unwrap() as u32;
+        assert!(rows.callers(hub) > crate::graph::csr::HUB_CALLERS);
+    }
 
     #[test]
     fn round_trips_a_parsed_corpus_and_refuses_damage() {

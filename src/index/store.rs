@@ -222,6 +222,28 @@ impl Store {
         Ok(())
     }
 
+    /// Sets the text of each node of `nodes` (ascending) to the one this database holds:
+    /// what an update that decoded its ICFG without texts needs of the files it touches.
+    pub fn fill_texts(&self, icfg: &mut Icfg, nodes: &[u32]) -> Result<(), IndexError> {
+        let mut st = self.conn.prepare_cached("SELECT id, text FROM nodes WHERE id BETWEEN ?1 AND ?2").map_err(db)?;
+        let mut i = 0;
+        while i < nodes.len() {
+            // A run of consecutive ids is one range query.
+            let mut j = i + 1;
+            while j < nodes.len() && nodes[j] == nodes[j - 1] + 1 {
+                j += 1;
+            }
+            let mut rows = st.query(params![nodes[i] as i64, nodes[j - 1] as i64]).map_err(db)?;
+            while let Some(row) = rows.next().map_err(db)? {
+                let (id, text): (i64, String) = (row.get(0).map_err(db)?, row.get(1).map_err(db)?);
+                let n = usize::try_from(id).ok().filter(|&n| n < icfg.graph.node_count()).ok_or_else(|| IndexError::Corrupt(format!("the database holds node {id}, past the ICFG's")))?;
+                icfg.graph[petgraph::graph::NodeIndex::new(n)].text = text.into();
+            }
+            i = j;
+        }
+        Ok(())
+    }
+
     pub fn open(path: &Path) -> Result<Store, IndexError> {
         if !path.is_file() {
             return Err(IndexError::Corrupt(format!("{} is missing", path.display())));

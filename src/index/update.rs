@@ -10,10 +10,11 @@
 
 use super::build::{commit, encoder_stats, function_vectors, read_sources, skipped_rows, write_parts};
 use super::patch::{self, Patch};
-use super::store::{edge_rows, Store};
+use super::store::Store;
 use super::*;
 use crate::corpus::walk::Skipped;
-use crate::graph::{Csr, Icfg};
+use crate::graph::csr::HUB_CALLERS;
+use crate::graph::{Csr, Icfg, Rows};
 use crate::model::embed::{embed_nodes, op_counts, IN_DIM};
 use crate::shape::Shape;
 use petgraph::graph::NodeIndex;
@@ -139,7 +140,12 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
     progress("parse", 0, 0);
     // The ICFG decoded as the file is read, and its sum taken on the way.
     let path = gen.join("icfg.bin");
-    let (decoded, sum) = super::icfg_file::read(&path);
+    // Written as a patch over the files in place when the index is large (or is patched
+    // already); as every file anew when it is small (or below, when the patch has grown to
+    // where a search would pay for it, as a full build). A patch reads statement texts
+    // from the database, for the files it touches alone; writing every file needs them all.
+    let patching = old_meta.checksums.contains_key(patch::FILE) || old_meta.indexed_nodes >= ctx.opts.patch_from;
+    let (decoded, sum) = super::icfg_file::read_with(&path, !patching);
     if sum.ok().as_ref() != old_meta.checksums.get("icfg.bin") {
         return Err(corrupt(format!("{} differs from the checksum meta.json records", path.display())));
     }
@@ -164,17 +170,22 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
     }
     let (old_files, old_fns, old_nodes) = (icfg.files.len() as u32, icfg.functions.len() as u32, icfg.graph.node_count());
     lap("decode");
-    // The GCN's graph before the change (see `Csr::within_files`).
-    let old_gcn = {
-        let mut old_edges = edge_rows(&icfg);
-        old_edges.extend(super::icfg_file::call_edge_rows(&icfg));
-        old_edges.sort_unstable();
-        old_edges.dedup();
-        let kinds: Vec<(u32, u32, crate::graph::EdgeKind)> =
-            old_edges.into_iter().map(|(a, b, k)| (a, b, crate::graph::EdgeKind::ALL[k as usize])).collect();
-        Csr::from_edges(&icfg, &kinds, true)
+    // The adjacency before the change, mapped: the rows an update replaces are compared
+    // with it, and a patch's rows are laid over it.
+    let old_graph = {
+        let mut seen = super::verified::Verified::load(gen);
+        check(&mut seen, "graph.bin", &old_meta)?;
+        seen.save();
+        let g = Csr::mapped(crate::mapped::Bytes::map(&gen.join("graph.bin")).map_err(|e| corrupt(format!("graph.bin: {e}")))?)
+            .ok_or_else(|| corrupt("graph.bin is not a graph".into()))?;
+        match &old_patch {
+            Some(p) => g.with_overlay(&p.graph).ok_or_else(|| corrupt(format!("{}'s graph rows are not well formed", patch::FILE)))?,
+            None => g,
+        }
     };
-    super::build::give_back_freed_memory();
+    if old_graph.node_count() != old_nodes {
+        return Err(corrupt(format!("graph.bin holds {} nodes, the ICFG {old_nodes}", old_graph.node_count())));
+    }
     lap("old graph");
 
     // Out: every function of a changed or removed file.
@@ -252,16 +263,91 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
         }
     }
     lap("resolve");
-    icfg.relink(sites);
+    // New sites stand in for old ones; the graph keeps its intraprocedural edges alone, and
+    // rows read call and return edges from the sites.
+    let new_sites: Vec<crate::graph::CallSite> = sites.clone();
+    let replaced = icfg.replace_sites(sites, &removed_fns);
+    let mut rows = Rows::new(&icfg);
     lap("relink");
-    let (csr, gcn) = rayon::join(|| Csr::from_icfg(&icfg), || Csr::within_files(&icfg));
+
+    // Rows that can differ from the old graph's: those of a node a dropped or new site's
+    // edges join, of nodes new or removed and their old neighbours, and of every node
+    // joined to a callee that became a hub or stopped being one (the adjacency leaves out
+    // a hub's call and return edges).
+    let n_nodes = icfg.graph.node_count();
+    let live_fn = |f: u32| !icfg.functions[f as usize].removed;
+    let mut row_ids: Vec<u32> = (old_nodes as u32..n_nodes as u32).collect();
+    for s in replaced.dropped.iter().chain(&new_sites) {
+        if !live_fn(icfg.graph[s.node].function) {
+            continue;
+        }
+        row_ids.push(s.node.index() as u32);
+        let after: Vec<u32> = icfg.successors_within(s.node).map(|a| a.index() as u32).collect();
+        for &t in s.targets.iter().filter(|&&t| live_fn(t)) {
+            let f = &icfg.functions[t as usize];
+            row_ids.extend([f.entry.index() as u32, f.exit.index() as u32]);
+            row_ids.extend(&after);
+        }
+    }
+    for &r in &removed_nodes {
+        row_ids.push(r as u32);
+        row_ids.extend(old_graph.neighbors(r as u32));
+    }
+    for &(f, before) in &replaced.callees {
+        if (before > HUB_CALLERS) != (rows.callers(f) > HUB_CALLERS) {
+            let func = &icfg.functions[f as usize];
+            row_ids.extend([func.entry.index() as u32, func.exit.index() as u32]);
+            row_ids.extend(rows.row(func.entry.index() as u32, false));
+            row_ids.extend(rows.row(func.exit.index() as u32, false));
+            // The hub's edges, which its rows leave out once it is one.
+            for c in icfg.calls.iter().filter(|c| c.targets.contains(&f) && live_fn(icfg.graph[c.node].function)) {
+                row_ids.push(c.node.index() as u32);
+                row_ids.extend(icfg.successors_within(c.node).map(|a| a.index() as u32));
+            }
+        }
+    }
+    row_ids.sort_unstable();
+    row_ids.dedup();
+    let new_rows: Vec<(u32, Vec<u32>)> = row_ids.iter().map(|&n| (n, rows.row(n, false))).collect();
+    // The GCN's graph (see `Csr::within_files`) over every node of the files those rows
+    // are in: it has no edge between files, so a node's receptive field stays in its file.
+    let files: HashSet<u32> = row_ids.iter().map(|&n| icfg.graph[NodeIndex::new(n as usize)].file).collect();
+    let mut file_nodes: Vec<u32> = (0..icfg.functions.len() as u32)
+        .filter(|&f| !icfg.functions[f as usize].removed && files.contains(&icfg.functions[f as usize].meta.file))
+        .flat_map(|f| icfg.function_nodes(f).map(|n| n as u32))
+        .collect();
+    file_nodes.sort_unstable();
+    let gcn_rows: Vec<(u32, Vec<u32>)> = file_nodes.iter().map(|&n| (n, rows.row(n, true))).collect();
+    drop(rows);
+    if patching {
+        // Every node the vectors and shapes below read is in these files: a node's
+        // receptive field is within its file, and a caller whose targets changed has a
+        // site among the rows above.
+        let from_file: Vec<u32> = file_nodes.iter().copied().filter(|&n| (n as usize) < base.0).collect();
+        Store::open(&gen.join("index.sqlite"))?.fill_texts(&mut icfg, &from_file)?;
+        if std::env::var_os("BERYL_CHECK_UPDATE").is_some() {
+            let whole = super::icfg_file::read(&path).0.map_err(corrupt)?;
+            if let Some(&n) = from_file.iter().find(|&&n| whole.graph[NodeIndex::new(n as usize)].text != icfg.graph[NodeIndex::new(n as usize)].text) {
+                return Err(corrupt(format!("update self-check: node {n}'s text differs from icfg.bin's")));
+            }
+        }
+    }
+    let gcn = Csr::from_rows(n_nodes, &gcn_rows);
+    drop(gcn_rows);
+    if std::env::var_os("BERYL_CHECK_UPDATE").is_some() {
+        check_rows(&icfg, &old_graph, &new_rows, &gcn, &file_nodes)?;
+    }
     lap("adjacency");
 
     // Vectors: nodes within two edges of a node that is new or whose neighbours changed.
     let live = |n: u32| !icfg.functions[icfg.graph[NodeIndex::new(n as usize)].function as usize].removed;
-    let mut dirty: Vec<u32> = (old_nodes as u32..icfg.graph.node_count() as u32).collect();
-    dirty.extend((0..old_nodes as u32).filter(|&n| live(n) && gcn.neighbors(n) != old_gcn.neighbors(n)));
-    let mut reach = vec![false; icfg.graph.node_count()];
+    let same_file_row = |n: u32| -> Vec<u32> {
+        let file = icfg.graph[NodeIndex::new(n as usize)].file;
+        old_graph.neighbors(n).iter().copied().filter(|&m| icfg.graph[NodeIndex::new(m as usize)].file == file).collect()
+    };
+    let mut dirty: Vec<u32> = (old_nodes as u32..n_nodes as u32).collect();
+    dirty.extend(row_ids.iter().copied().filter(|&n| (n as usize) < old_nodes && live(n) && gcn.neighbors(n) != same_file_row(n)));
+    let mut reach = vec![false; n_nodes];
     let mut frontier = dirty;
     let mut affected: Vec<u32> = Vec::new();
     for n in &frontier {
@@ -280,6 +366,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
         affected.extend(&next);
         frontier = next;
     }
+    drop(reach);
     affected.retain(|&n| live(n));
     affected.sort_unstable();
     let live_nodes = (0..icfg.graph.node_count() as u32).filter(|&n| live(n)).count();
@@ -306,10 +393,6 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
     drop(rows);
     let mut drop_ids: Vec<u64> = affected.iter().filter(|&&n| (n as usize) < old_nodes).map(|&n| n as u64).collect();
     drop_ids.extend(&removed_nodes);
-    // Written as a patch over the files in place when the index is large (or is patched
-    // already); as every file anew when it is small, or when the patch has grown to where
-    // a search would pay for it.
-    let patching = old_patch.is_some() || old_meta.indexed_nodes >= ctx.opts.patch_from;
     let mut dead_nodes: Vec<u32> = old_patch.as_ref().map(|p| p.dead_nodes.clone()).unwrap_or_default();
     let mut dead_functions: Vec<u32> = old_patch.as_ref().map(|p| p.dead_functions.clone()).unwrap_or_default();
     if patching {
@@ -379,6 +462,11 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
 
     let t2 = Instant::now();
     progress("write", 0, 1);
+    if !patching {
+        // Written whole: `graph.bin` from every call and return edge.
+        icfg.relink(Vec::new());
+    }
+    let live = |n: u32| !icfg.functions[icfg.graph[NodeIndex::new(n as usize)].function as usize].removed;
     let live_files: Vec<&crate::graph::SourceFile> = icfg.files.iter().filter(|f| !f.removed).collect();
     let indexed_nodes = (0..icfg.graph.node_count() as u32).filter(|&n| live(n) && vectors::searchable(icfg.graph[NodeIndex::new(n as usize)].kind)).count();
     let live_functions = icfg.functions.iter().filter(|f| !f.removed).count();
@@ -447,8 +535,6 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
             };
             delta(patch::NODES_DELTA, dim, &drop_ids, &rows, &add_ids)?;
             delta(patch::FUNCTIONS_DELTA, crate::features::DIM, &removed_fn_ids, &fvecs, &fn_ids)?;
-            let base_graph = Csr::mapped(crate::mapped::Bytes::map(&gen.join("graph.bin")).map_err(|e| corrupt(format!("graph.bin: {e}")))?)
-                .ok_or_else(|| corrupt("graph.bin is not a graph".into()))?;
             let (base_node_vectors, base_function_vectors) = match &old_patch {
                 Some(p) => (p.base_node_vectors, p.base_function_vectors),
                 None => (old_meta.indexed_nodes as u64, old_meta.functions as u64),
@@ -460,7 +546,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
                 base_function_vectors,
                 dead_nodes: std::mem::take(&mut dead_nodes),
                 dead_functions: std::mem::take(&mut dead_functions),
-                graph: base_graph.overlay_of(&csr),
+                graph: old_graph.overlay_updated(n_nodes, &new_rows),
                 shapes: shape_bytes,
                 lexical: lexical_bytes,
                 icfg: super::icfg_file::delta(&icfg, (base_files, base.1, base.0), &resolved),
@@ -487,7 +573,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
         vectors::remove(&mut functions, &removed_fn_ids)?;
         vectors::add(&mut functions, &fvecs, &fn_ids)?;
         vectors::write(&functions, &tmp.join("functions.faiss"))?;
-        write_parts(tmp, &shape_bytes, &lexical_bytes, &csr, &icfg)?;
+        write_parts(tmp, &shape_bytes, &lexical_bytes, &Csr::from_icfg(&icfg), &icfg)?;
         Ok(meta)
     }, |db, meta_json| {
         std::fs::copy(&old_db, db).map_err(io(&old_db))?;
@@ -519,4 +605,27 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
     report.write_seconds = t2.elapsed().as_secs_f64();
     report.index_bytes = super::build::dir_bytes(&new_gen);
     Ok(Outcome::Done)
+}
+
+/// The update's rows against a rebuilt adjacency (`BERYL_CHECK_UPDATE`, set by the tests):
+/// the old graph with `new_rows` laid over it must read as [`Csr::from_icfg`] does, and
+/// the GCN's rows of `file_nodes` as [`Csr::within_files`]'s.
+fn check_rows(icfg: &Icfg, old_graph: &Csr, new_rows: &[(u32, Vec<u32>)], gcn: &Csr, file_nodes: &[u32]) -> Result<(), IndexError> {
+    let n = icfg.graph.node_count();
+    let patched = old_graph.clone().with_overlay(&old_graph.overlay_updated(n, new_rows)).ok_or_else(|| corrupt("update self-check: overlay not well formed".into()))?;
+    let live = |i: u32| !icfg.functions[icfg.graph[NodeIndex::new(i as usize)].function as usize].removed;
+    let mut edges = super::store::edge_rows(icfg);
+    edges.extend(super::icfg_file::call_edge_rows(icfg));
+    edges.retain(|&(a, b, _)| live(a) && live(b));
+    edges.sort_unstable();
+    edges.dedup();
+    let kinds: Vec<(u32, u32, crate::graph::EdgeKind)> = edges.into_iter().map(|(a, b, k)| (a, b, crate::graph::EdgeKind::ALL[k as usize])).collect();
+    let (full, within) = (Csr::from_edges(icfg, &kinds, false), Csr::from_edges(icfg, &kinds, true));
+    if let Some(m) = (0..n as u32).find(|&m| patched.neighbors(m) != full.neighbors(m)) {
+        return Err(corrupt(format!("update self-check: row {m} is {:?}, rebuilt {:?}", patched.neighbors(m), full.neighbors(m))));
+    }
+    if let Some(&m) = file_nodes.iter().find(|&&m| gcn.neighbors(m) != within.neighbors(m)) {
+        return Err(corrupt(format!("update self-check: GCN row {m} is {:?}, rebuilt {:?}", gcn.neighbors(m), within.neighbors(m))));
+    }
+    Ok(())
 }
