@@ -171,10 +171,18 @@ impl Icfg {
     /// callers (nodes with a call edge into it) before.
     /// `removed_now` are the functions this change removed (their callers count before).
     pub fn replace_sites(&mut self, sites: Vec<CallSite>, removed_now: &[u32]) -> Replaced {
-        let replaced: std::collections::HashSet<(usize, u32)> = sites.iter().map(|s| (s.node.index(), s.call)).collect();
+        let mut replaced: Vec<(usize, u32)> = sites.iter().map(|s| (s.node.index(), s.call)).collect();
+        replaced.sort_unstable();
         let mut all = std::mem::take(&mut self.calls);
         let (functions, graph) = (&self.functions, &self.graph);
-        let gone = |c: &CallSite| replaced.contains(&(c.node.index(), c.call)) || functions[graph[c.node].function as usize].removed;
+        // Millions of sites are looked up, a few replaced: the nodes of those first.
+        let mut at = vec![false; graph.node_count()];
+        for &(n, _) in &replaced {
+            at[n] = true;
+        }
+        let gone = |c: &CallSite| {
+            (at[c.node.index()] && replaced.binary_search(&(c.node.index(), c.call)).is_ok()) || functions[graph[c.node].function as usize].removed
+        };
         let mut callees: Vec<u32> = sites.iter().chain(all.iter().filter(|c| gone(c))).flat_map(|c| c.targets.iter().copied()).collect();
         callees.sort_unstable();
         callees.dedup();

@@ -426,7 +426,10 @@ fn get_function(r: &mut R) -> Res<Function> {
     let min_arity = r.u32()?;
     let file_local = r.u8()? == 1;
     let lang = r.lang()?;
-    let v: Vec<u32> = (0..7).map(|_| r.u32()).collect::<Res<_>>()?;
+    let mut v = [0u32; 7];
+    for x in &mut v {
+        *x = r.u32()?;
+    }
     let removed = r.u8()? == 1;
     let meta = FunctionMeta { name, scope, arity, min_arity, file_local, lang, file: v[0], lines: (v[1], v[2]), bytes: (v[3], v[4]) };
     Ok(Function { meta, entry: NodeIndex::new(v[5] as usize), exit: NodeIndex::new(v[6] as usize), removed })
@@ -435,7 +438,10 @@ fn get_function(r: &mut R) -> Res<Function> {
 fn get_node(r: &mut R, texts: bool) -> Res<Node> {
     let kind = *NodeKind::ALL.get(r.u8()? as usize).ok_or("icfg.bin: unknown node kind")?;
     let lang = r.lang()?;
-    let v: Vec<u32> = (0..7).map(|_| r.u32()).collect::<Res<_>>()?;
+    let mut v = [0u32; 7];
+    for x in &mut v {
+        *x = r.u32()?;
+    }
     let text = match texts {
         true => r.str()?,
         false => {
@@ -615,8 +621,9 @@ fn decode_from(r: &mut R, texts: bool) -> Result<Icfg, String> {
         let (a, b, kind) = get_edge(r, n_nodes)?;
         icfg.graph.add_edge(a, b, kind);
     }
-    let mut sites = Vec::new();
-    for _ in 0..r.count(12)? {
+    let n_sites = r.count(12)?;
+    let mut sites = Vec::with_capacity(r.room(n_sites));
+    for _ in 0..n_sites {
         sites.push(get_site(r, n_nodes, n_functions)?);
     }
     if !r.at_end() {
