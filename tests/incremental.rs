@@ -33,8 +33,9 @@ fn build(root: &Path, dir: &Path, enc: &TextEncoders, factory: Option<&str>) -> 
 }
 
 /// [`build`], updates patching the files in place from `patch_from` indexed nodes on.
+/// Each update checks its rows against an adjacency rebuilt whole.
 fn build_patching(root: &Path, dir: &Path, enc: &TextEncoders, factory: Option<&str>, patch_from: usize) -> BuildReport {
-    let opts = IndexOptions { factory: factory.map(str::to_string), patch_from, ..IndexOptions::default() };
+    let opts = IndexOptions { factory: factory.map(str::to_string), patch_from, check_update: true, ..IndexOptions::default() };
     index::build(&[root.to_path_buf()], dir, &opts, &model(), enc, &mut |_, _, _| {}).expect("index")
 }
 
@@ -159,8 +160,6 @@ fn edit_and_update(tree: &Path, dirs: &[(&Path, Option<&str>, usize)], enc: &Tex
 
 #[test]
 fn an_updated_index_answers_as_a_fresh_one() {
-    // Each update checks its rows against an adjacency rebuilt whole.
-    std::env::set_var("BERYL_CHECK_UPDATE", "1");
     let src = fetch("igraph").unwrap();
     let work = tempfile::tempdir().unwrap();
     let tree = work.path().join("igraph");
@@ -189,7 +188,7 @@ fn an_updated_index_answers_as_a_fresh_one() {
     for d in [&flat_patched, &ivf_patched] {
         let m = meta(d);
         assert!(m.checksums.contains_key(index::patch::FILE), "{} holds no patch", d.display());
-        assert_eq!((m.files, m.functions, m.indexed_nodes, m.lines, m.function_slots), (mu.files, mu.functions, mu.indexed_nodes, mu.lines, mu.function_slots));
+        assert_eq!((m.files, m.functions, m.indexed_nodes, m.lines, m.function_slots, m.edges), (mu.files, mu.functions, mu.indexed_nodes, mu.lines, mu.function_slots, mu.edges));
     }
     assert!(!mu.checksums.contains_key(index::patch::FILE));
     // Flat: the same fragments in the same order, scores within the tolerance; the
@@ -285,7 +284,6 @@ fn an_update_reads_only_the_files_that_changed() {
 /// whole alike.
 #[test]
 fn an_update_that_makes_or_unmakes_a_hub_rewrites_the_rows_it_joins() {
-    std::env::set_var("BERYL_CHECK_UPDATE", "1");
     let hub = beryl::graph::csr::HUB_CALLERS;
     let work = tempfile::tempdir().unwrap();
     let tree = work.path().join("src");

@@ -101,6 +101,7 @@ impl IndexArgs {
             memory: a.memory,
             // Benchmarks compare the two ways of writing an update on one index.
             patch_from: std::env::var("BERYL_PATCH_FROM").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(index::PATCH_FROM),
+            check_update: std::env::var_os("BERYL_CHECK_UPDATE").is_some(),
         };
         let encs = a.encoders.load(a.threads);
         let model = a.model.clone().unwrap_or_else(|| default_model(a.encoders.statements.into()));

@@ -398,9 +398,73 @@ impl<'a> Rows<'a> {
     }
 
     /// The live sites that name function `f`, in node order.
-    fn naming(&self, f: u32) -> impl Iterator<Item = &'a crate::graph::CallSite> + '_ {
+    pub fn naming(&self, f: u32) -> impl Iterator<Item = &'a crate::graph::CallSite> + '_ {
         let icfg = self.icfg;
         self.naming[self.offsets[f as usize] as usize..self.offsets[f as usize + 1] as usize].iter().map(move |&i| &icfg.calls[i as usize])
+    }
+
+    /// The edges [`Icfg::relink`] would leave: the intraprocedural edges between live
+    /// nodes, a call edge per site node and live callee, a return edge per callee EXIT and
+    /// successor of a site node calling it.
+    pub fn edge_count(&self) -> usize {
+        let icfg = self.icfg;
+        let g = &icfg.graph;
+        let live = |n: petgraph::graph::NodeIndex| !icfg.functions[g[n].function as usize].removed;
+        // The graph holds intraprocedural edges alone, each within one function: those of
+        // removed functions' nodes are the ones that do not count.
+        let gone: usize = (0..icfg.functions.len() as u32)
+            .filter(|&f| icfg.functions[f as usize].removed)
+            .flat_map(|f| icfg.function_nodes(f))
+            .map(|n| g.edges_directed(petgraph::graph::NodeIndex::new(n), petgraph::Direction::Outgoing).count())
+            .sum();
+        let intra = g.edge_count() - gone;
+        // Live callees of a run of sites, into `out` (sorted, once each).
+        let live_callees = |c: &[crate::graph::CallSite], out: &mut Vec<u32>| {
+            out.clear();
+            out.extend(c.iter().flat_map(|c| c.targets.iter().copied()).filter(|&t| !icfg.functions[t as usize].removed));
+            out.sort_unstable();
+            out.dedup();
+        };
+        let (mut calls, mut returns) = (0usize, 0usize);
+        let (mut callees, mut exits, mut before) = (Vec::new(), Vec::new(), Vec::new());
+        // A node after calls returns from each callee once, whichever call before it made
+        // the edge: counted when first reached, over every call before it.
+        let mut counted = vec![0u64; g.node_count().div_ceil(64)];
+        let sites = &icfg.calls;
+        let mut i = 0;
+        while i < sites.len() {
+            let n = sites[i].node;
+            let j = i + sites[i..].partition_point(|c| c.node == n);
+            if live(n) {
+                live_callees(&sites[i..j], &mut callees);
+                calls += callees.len();
+                for a in icfg.successors_within(n) {
+                    let (w, bit) = (a.index() / 64, 1u64 << (a.index() % 64));
+                    if counted[w] & bit != 0 {
+                        continue;
+                    }
+                    counted[w] |= bit;
+                    before.clear();
+                    before.extend(g.edges_directed(a, petgraph::Direction::Incoming).filter(|e| !matches!(e.weight(), EdgeKind::Call | EdgeKind::Return)).map(|e| e.source()));
+                    before.sort_unstable();
+                    before.dedup();
+                    if before.len() == 1 {
+                        returns += callees.len();
+                    } else {
+                        let mut all: Vec<u32> = Vec::new();
+                        for &p in before.iter().filter(|&&p| live(p)) {
+                            live_callees(icfg.sites_at(p), &mut exits);
+                            all.extend_from_slice(&exits);
+                        }
+                        all.sort_unstable();
+                        all.dedup();
+                        returns += all.len();
+                    }
+                }
+            }
+            i = j;
+        }
+        intra + calls + returns
     }
 
     /// Nodes with a call edge into function `f`'s ENTRY.

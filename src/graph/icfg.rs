@@ -254,6 +254,11 @@ impl Icfg {
                 .collect();
             for &t in &site.targets {
                 let f = &self.functions[t as usize];
+                // A site resolved before its callee was removed (and not resolved again)
+                // joins nothing: the callee's nodes are placeholders.
+                if f.removed {
+                    continue;
+                }
                 let (entry, exit) = (f.entry, f.exit);
                 if self.graph.find_edge(site.node, entry).is_none() && calls.insert((site.node, entry)) {
                     self.graph.add_edge(site.node, entry, EdgeKind::Call);

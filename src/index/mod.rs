@@ -222,6 +222,10 @@ pub struct IndexOptions {
     pub memory: u64,
     /// Indexed nodes from which an update writes a patch over the files in place rather
     /// than writing them again ([`patch`]).
+    /// Each update also rebuilds the whole adjacency and compares the rows it wrote with
+    /// it (and the statement texts it read from the database with `icfg.bin`'s), failing as
+    /// a damaged index would where they differ: slow, for tests and suspect updates.
+    pub check_update: bool,
     pub patch_from: usize,
 }
 
@@ -237,6 +241,7 @@ impl Default for IndexOptions {
             batches: Batches::default(),
             memory: DEFAULT_MEMORY,
             patch_from: PATCH_FROM,
+            check_update: false,
         }
     }
 }

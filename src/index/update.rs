@@ -268,6 +268,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
     let new_sites: Vec<crate::graph::CallSite> = sites.clone();
     let replaced = icfg.replace_sites(sites, &removed_fns);
     let mut rows = Rows::new(&icfg);
+    let edge_count = rows.edge_count();
     lap("relink");
 
     // Rows that can differ from the old graph's: those of a node a dropped or new site's
@@ -300,7 +301,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
             row_ids.extend(rows.row(func.entry.index() as u32, false));
             row_ids.extend(rows.row(func.exit.index() as u32, false));
             // The hub's edges, which its rows leave out once it is one.
-            for c in icfg.calls.iter().filter(|c| c.targets.contains(&f) && live_fn(icfg.graph[c.node].function)) {
+            for c in rows.naming(f) {
                 row_ids.push(c.node.index() as u32);
                 row_ids.extend(icfg.successors_within(c.node).map(|a| a.index() as u32));
             }
@@ -325,7 +326,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
         // site among the rows above.
         let from_file: Vec<u32> = file_nodes.iter().copied().filter(|&n| (n as usize) < base.0).collect();
         Store::open(&gen.join("index.sqlite"))?.fill_texts(&mut icfg, &from_file)?;
-        if std::env::var_os("BERYL_CHECK_UPDATE").is_some() {
+        if ctx.opts.check_update {
             let whole = super::icfg_file::read(&path).0.map_err(corrupt)?;
             if let Some(&n) = from_file.iter().find(|&&n| whole.graph[NodeIndex::new(n as usize)].text != icfg.graph[NodeIndex::new(n as usize)].text) {
                 return Err(corrupt(format!("update self-check: node {n}'s text differs from icfg.bin's")));
@@ -334,7 +335,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
     }
     let gcn = Csr::from_rows(n_nodes, &gcn_rows);
     drop(gcn_rows);
-    if std::env::var_os("BERYL_CHECK_UPDATE").is_some() {
+    if ctx.opts.check_update {
         check_rows(&icfg, &old_graph, &new_rows, &gcn, &file_nodes)?;
     }
     lap("adjacency");
@@ -465,6 +466,9 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
     if !patching {
         // Written whole: `graph.bin` from every call and return edge.
         icfg.relink(Vec::new());
+        if ctx.opts.check_update && icfg.graph.edge_count() != edge_count {
+            return Err(corrupt(format!("update self-check: {} edges relinked, {edge_count} counted", icfg.graph.edge_count())));
+        }
     }
     let live = |n: u32| !icfg.functions[icfg.graph[NodeIndex::new(n as usize)].function as usize].removed;
     let live_files: Vec<&crate::graph::SourceFile> = icfg.files.iter().filter(|f| !f.removed).collect();
@@ -480,7 +484,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
         function_slots: icfg.functions.len(),
         nodes: icfg.graph.node_count(),
         indexed_nodes,
-        edges: icfg.graph.edge_count(),
+        edges: edge_count,
         skipped: skipped_rows_all.len(),
         checksums: Default::default(),
         walk: ctx.opts.walk.record(),
