@@ -286,7 +286,9 @@ impl Csr {
     }
 
     /// The rows of `new` that differ from this graph's (every row past this graph's last
-    /// node among them), as [`Csr::with_overlay`] reads them.
+    /// node among them), as [`Csr::with_overlay`] reads them: what
+    /// [`Csr::overlay_updated`] must equal, for the tests.
+    #[cfg(test)]
     pub fn overlay_of(&self, new: &Csr) -> Vec<u8> {
         let (mut rows, mut offsets, mut targets) = (Vec::new(), vec![0u32], Vec::new());
         for n in 0..new.node_count() as u32 {
@@ -300,7 +302,7 @@ impl Csr {
         overlay_bytes(new.node_count(), &rows, &offsets, &targets)
     }
 
-    /// [`Csr::overlay_of`] the graph of `n` nodes that this one (a base graph, with or
+    /// The overlay (as [`Csr::with_overlay`] reads it) of the graph of `n` nodes that this one (a base graph, with or
     /// without an overlay) becomes when `rows` (ascending) replace its rows: the
     /// overlay's rows and `rows`, less those that equal the base's.
     pub fn overlay_updated(&self, n: usize, rows: &[(u32, Vec<u32>)]) -> Vec<u8> {

@@ -246,12 +246,7 @@ impl Icfg {
             };
         }
         for site in &sites {
-            let after: Vec<NodeIndex> = self
-                .graph
-                .edges_directed(site.node, Direction::Outgoing)
-                .filter(|e| !matches!(e.weight(), EdgeKind::Call | EdgeKind::Return))
-                .map(|e| e.target())
-                .collect();
+            let after: Vec<NodeIndex> = self.successors_within(site.node).collect();
             for &t in &site.targets {
                 let f = &self.functions[t as usize];
                 // A site resolved before its callee was removed (and not resolved again)
