@@ -43,7 +43,8 @@ fn small_batches_build_the_same_index() {
     }
     // The database's rows too (its `meta` differs: the build's time is in it).
     let rows = |dir: &Path, table: &str| -> Vec<Vec<String>> {
-        let db = rusqlite::Connection::open(generation(dir).join("index.sqlite")).unwrap();
+        let file = if table == "nodes" { "nodes.sqlite" } else { "index.sqlite" };
+        let db = rusqlite::Connection::open(generation(dir).join(file)).unwrap();
         let mut st = db.prepare(&format!("SELECT * FROM {table} ORDER BY 1")).unwrap();
         let n = st.column_count();
         let got = st

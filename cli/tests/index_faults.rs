@@ -429,7 +429,7 @@ fn opening_sums_a_file_once_and_verify_reads_every_byte() {
     let gen = index.join(std::fs::read_link(index.join("current")).unwrap());
     // The build recorded every file it summed.
     let rec: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(gen.join("verified.json")).unwrap()).unwrap();
-    for name in ["index.sqlite", "nodes.faiss", "functions.faiss", "graph.bin", "shapes.bin", "lexical.bin", "icfg.bin"] {
+    for name in ["index.sqlite", "nodes.sqlite", "nodes.faiss", "functions.faiss", "graph.bin", "shapes.bin", "lexical.bin", "icfg.bin"] {
         assert!(rec[name]["sum"].is_string(), "{name}: {rec}");
     }
     let (code, out, err) = run(beryl().arg("verify").arg("--index").arg(&index));
@@ -464,6 +464,13 @@ fn opening_sums_a_file_once_and_verify_reads_every_byte() {
     assert_eq!(code, 0, "{err}");
     let rec: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(gen.join("verified.json")).unwrap()).unwrap();
     assert!(rec["shapes.bin"]["sum"].is_string(), "{rec}");
+
+    // The nodes' database, which updates link rather than copy, is checked as the main one.
+    let size = std::fs::metadata(gen.join("nodes.sqlite")).unwrap().len() as usize;
+    rot(&gen, "nodes.sqlite", size / 2);
+    let (code, _, err) = run(beryl().arg("verify").arg("--index").arg(&index));
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("damaged") && err.contains("nodes.sqlite"), "{err}");
 }
 
 #[test]

@@ -372,6 +372,7 @@ pub fn walk(roots: &[PathBuf], opts: &WalkOptions) -> Walked {
             .follow_links(true)
             .filter_entry(move |e| e.depth() == 0 || ex2.keeps(&r2, e.path(), e.file_type().is_some_and(|t| t.is_dir())))
             .build();
+        let mut folders = HashMap::new();
         for entry in walker {
             let entry = match entry {
                 Ok(e) => e,
@@ -390,7 +391,7 @@ pub fn walk(roots: &[PathBuf], opts: &WalkOptions) -> Walked {
                 }
                 continue;
             }
-            if entry.path_is_symlink() || has_symlink_parent(path, root) {
+            if entry.path_is_symlink() || has_symlink_parent(path, root, &mut folders) {
                 let inside = path.canonicalize().map(|c| c.starts_with(&canon_root)).unwrap_or(false);
                 if !inside {
                     out.skipped.push(Skipped {
@@ -419,18 +420,23 @@ pub fn walk(roots: &[PathBuf], opts: &WalkOptions) -> Walked {
     out
 }
 
-fn has_symlink_parent(path: &Path, root: &Path) -> bool {
-    let mut p = path.parent();
-    while let Some(d) = p {
-        if d == root || !d.starts_with(root) {
-            return false;
-        }
-        if d.symlink_metadata().map(|m| m.file_type().is_symlink()).unwrap_or(false) {
-            return true;
-        }
-        p = d.parent();
+fn has_symlink_parent(path: &Path, root: &Path, folders: &mut HashMap<PathBuf, bool>) -> bool {
+    path.parent().is_some_and(|d| linked_folder(d, root, folders))
+}
+
+/// Whether folder `d`, or one above it below `root`, is a symbolic link; each folder's
+/// answer is kept in `folders`, so a tree's files cost one `lstat` per folder, not one
+/// per folder above each file.
+fn linked_folder(d: &Path, root: &Path, folders: &mut HashMap<PathBuf, bool>) -> bool {
+    if d == root || !d.starts_with(root) {
+        return false;
     }
-    false
+    if let Some(&linked) = folders.get(d) {
+        return linked;
+    }
+    let linked = d.symlink_metadata().map(|m| m.file_type().is_symlink()).unwrap_or(false) || d.parent().is_some_and(|p| linked_folder(p, root, folders));
+    folders.insert(d.to_path_buf(), linked);
+    linked
 }
 
 /// Revision of the rules that decide which files are read: copies made from a walk (the

@@ -98,18 +98,25 @@ impl Icfg {
 
     /// Resolves every call site and adds call and return edges. Run once, after all files.
     pub fn link(&mut self) {
-        let sites = self.resolve_calls(self.graph.node_indices(), &|_, _| true);
+        let resolver = Resolver::new(&self.functions, &self.files);
+        let sites = self.resolve_with(&resolver, self.graph.node_indices(), &|_, _| true);
         self.add_call_edges(sites);
     }
 
     /// Resolves the calls of `nodes` that `wanted(caller, call)` selects against every
-    /// function not removed.
-    pub fn resolve_calls(
-        &self,
-        nodes: impl Iterator<Item = NodeIndex>,
-        wanted: &dyn Fn(&Function, &super::CallRef) -> bool,
-    ) -> Vec<CallSite> {
-        let resolver = Resolver::new(&self.functions, &self.files);
+    /// function not removed, looking up the candidates of the names those calls name alone.
+    pub fn resolve_calls(&self, nodes: impl Iterator<Item = NodeIndex> + Clone, wanted: &dyn Fn(&Function, &super::CallRef) -> bool) -> Vec<CallSite> {
+        let mut names = std::collections::HashSet::new();
+        for idx in nodes.clone() {
+            let node = &self.graph[idx];
+            let caller = &self.functions[node.function as usize];
+            names.extend(node.calls.iter().filter(|c| !caller.removed && wanted(caller, c)).map(|c| Self::callee_name(caller, c)));
+        }
+        let resolver = Resolver::for_names(&self.functions, &self.files, &names);
+        self.resolve_with(&resolver, nodes, wanted)
+    }
+
+    fn resolve_with(&self, resolver: &Resolver, nodes: impl Iterator<Item = NodeIndex>, wanted: &dyn Fn(&Function, &super::CallRef) -> bool) -> Vec<CallSite> {
         let mut sites = Vec::new();
         for idx in nodes {
             let node = &self.graph[idx];
@@ -173,30 +180,36 @@ impl Icfg {
     pub fn replace_sites(&mut self, sites: Vec<CallSite>, removed_now: &[u32]) -> Replaced {
         let mut replaced: Vec<(usize, u32)> = sites.iter().map(|s| (s.node.index(), s.call)).collect();
         replaced.sort_unstable();
+        // Millions of sites are looked up, a few replaced: their nodes, and the nodes of
+        // removed functions (1: removed by this change, 2: before it), in tables first.
+        let mut state = vec![0u8; self.graph.node_count()];
+        for f in (0..self.functions.len() as u32).filter(|&f| self.functions[f as usize].removed) {
+            let s = if removed_now.binary_search(&f).is_ok() { 1 } else { 2 };
+            for n in self.function_nodes(f) {
+                state[n] = s;
+            }
+        }
         let mut all = std::mem::take(&mut self.calls);
-        let (functions, graph) = (&self.functions, &self.graph);
-        // Millions of sites are looked up, a few replaced: the nodes of those first.
-        let mut at = vec![false; graph.node_count()];
+        let functions = &self.functions;
+        let mut at = vec![false; state.len()];
         for &(n, _) in &replaced {
             at[n] = true;
         }
-        let gone = |c: &CallSite| {
-            (at[c.node.index()] && replaced.binary_search(&(c.node.index(), c.call)).is_ok()) || functions[graph[c.node].function as usize].removed
-        };
+        let gone = |c: &CallSite| state[c.node.index()] != 0 || (at[c.node.index()] && replaced.binary_search(&(c.node.index(), c.call)).is_ok());
         let mut callees: Vec<u32> = sites.iter().chain(all.iter().filter(|c| gone(c))).flat_map(|c| c.targets.iter().copied()).collect();
         callees.sort_unstable();
         callees.dedup();
         callees.retain(|&t| !functions[t as usize].removed);
+        let mut is_callee = vec![false; functions.len()];
+        for &t in &callees {
+            is_callee[t as usize] = true;
+        }
         // Callers before: the distinct live nodes whose sites name each callee (the sites
         // are in node order, so a callee's callers come in order too).
         let mut last: Vec<Option<NodeIndex>> = vec![None; callees.len()];
         let mut before = vec![0usize; callees.len()];
-        let was_live = |f: u32| !functions[f as usize].removed || removed_now.binary_search(&f).is_ok();
-        for c in &all {
-            if !was_live(graph[c.node].function) {
-                continue;
-            }
-            for t in &c.targets {
+        for c in all.iter().filter(|c| state[c.node.index()] != 2) {
+            for t in c.targets.iter().filter(|&&t| is_callee[t as usize]) {
                 if let Ok(i) = callees.binary_search(t) {
                     if last[i] != Some(c.node) {
                         last[i] = Some(c.node);
@@ -229,6 +242,44 @@ impl Icfg {
         let lo = self.calls.partition_point(|c| c.node < n);
         let hi = lo + self.calls[lo..].partition_point(|c| c.node <= n);
         &self.calls[lo..hi]
+    }
+
+    /// The call edges out of `touched` and the return edges into `next` that the sites
+    /// make, counting only functions `live` says are live, each edge once: a call node
+    /// calls each live callee once, and a node after calls is returned to once from each
+    /// callee of any call node before it. Counted before and after sites change, with
+    /// `touched` every node whose sites change and `next` (at least) their successors, the
+    /// two differ by as much as the whole graph's edges do.
+    pub fn call_edges_of(&self, touched: &[NodeIndex], next: &[NodeIndex], live: &dyn Fn(u32) -> bool) -> usize {
+        let callees = |n: NodeIndex, out: &mut Vec<u32>| {
+            if live(self.graph[n].function) {
+                out.extend(self.sites_at(n).iter().flat_map(|c| c.targets.iter().copied()).filter(|&t| live(t)));
+            }
+        };
+        let mut buf = Vec::new();
+        let mut count = 0;
+        for &n in touched {
+            buf.clear();
+            callees(n, &mut buf);
+            buf.sort_unstable();
+            buf.dedup();
+            count += buf.len();
+        }
+        let mut preds = Vec::new();
+        for &a in next {
+            preds.clear();
+            preds.extend(self.graph.edges_directed(a, Direction::Incoming).filter(|e| !matches!(e.weight(), EdgeKind::Call | EdgeKind::Return)).map(|e| e.source()));
+            preds.sort_unstable();
+            preds.dedup();
+            buf.clear();
+            for &p in &preds {
+                callees(p, &mut buf);
+            }
+            buf.sort_unstable();
+            buf.dedup();
+            count += buf.len();
+        }
+        count
     }
 
     /// Adds call edges (site → callee ENTRY) and return edges (callee EXIT → every

@@ -30,8 +30,20 @@ fn family(l: Lang) -> u8 {
 
 impl<'a> Resolver<'a> {
     pub fn new(functions: &'a [Function], files: &'a [SourceFile]) -> Self {
+        Self::over(functions, files, None)
+    }
+
+    /// A resolver for calls that look up only `names` (a Python call by class name also
+    /// looks up `__init__`): the few calls an update resolves again need the candidates of
+    /// a few names, not an index of every function's.
+    pub fn for_names(functions: &'a [Function], files: &'a [SourceFile], names: &std::collections::HashSet<&str>) -> Self {
+        Self::over(functions, files, Some(names))
+    }
+
+    fn over(functions: &'a [Function], files: &'a [SourceFile], names: Option<&std::collections::HashSet<&str>>) -> Self {
         let mut by_name: HashMap<&str, Vec<u32>> = HashMap::new();
-        for (i, f) in functions.iter().enumerate().filter(|(_, f)| !f.removed) {
+        let wanted = |n: &str| names.is_none_or(|s| s.contains(n) || n == "__init__");
+        for (i, f) in functions.iter().enumerate().filter(|(_, f)| !f.removed && wanted(&f.meta.name)) {
             by_name.entry(f.meta.name.as_str()).or_default().push(i as u32);
         }
         let modules = files

@@ -200,7 +200,7 @@ impl Identity<'_> {
             Ok(m) => m,
             Err(e) => return Some(e.to_string()),
         };
-        if !readable(m.format) {
+        if m.format != FORMAT {
             return Some(format!("the index in place has format {}, this beryl writes {FORMAT}", m.format));
         }
         let same = m.model_sha256 == self.model_sha

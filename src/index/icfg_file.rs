@@ -3,15 +3,24 @@
 //! update parses only the files that changed and re-resolves only the calls whose
 //! candidates changed. Call and return edges are not stored: they follow from the sites.
 //!
-//! Layout (little-endian): `BRYICF01`, then counts and records written by [`encode`];
-//! strings are a u32 length and UTF-8 bytes. The file holds that as one zstd frame: only
-//! updates read it, and statement texts, paths and small ids compress about four-fold.
+//! Layout (little-endian): `BRYICF02`, a u32 count of sections and, for each, its stored
+//! and its raw length (u64 each); then the sections, each one zstd frame: files,
+//! functions, nodes, the nodes' calls, intraprocedural edges, call sites. Files and
+//! functions are records (strings are a u32 length and UTF-8 bytes); nodes, edges and
+//! sites are columns of numbers, most stored as the difference from the one before, which
+//! compress to a fraction of records and decode without a branch per field. Statement
+//! texts are left out: the database holds them, and an update reads those of the files it
+//! reaches from there. Sections decode on two threads at once.
+//!
+//! A patch's change to the ICFG ([`delta`]) is records, nodes with their texts.
 
 use crate::graph::{CallRef, CallSite, EdgeKind, FileUnit, Function, FunctionMeta, Icfg, Lang, Node, NodeKind, SourceFile};
 use petgraph::graph::NodeIndex;
 use petgraph::visit::EdgeRef;
 
-const MAGIC: &[u8; 8] = b"BRYICF01";
+const MAGIC: &[u8; 8] = b"BRYICF02";
+/// Files, functions, nodes, calls, edges, sites.
+const SECTIONS: usize = 6;
 /// A language's code in the file is its place here: new languages are appended.
 const LANGS: [Lang; 7] = [Lang::C, Lang::Cpp, Lang::Java, Lang::Pcode, Lang::Python, Lang::Rust, Lang::Go];
 
@@ -21,10 +30,13 @@ struct W<'o> {
     buf: Vec<u8>,
     out: &'o mut dyn std::io::Write,
     err: Option<std::io::Error>,
+    /// Bytes put so far.
+    len: u64,
 }
 
 impl W<'_> {
     fn put(&mut self, b: &[u8]) {
+        self.len += b.len() as u64;
         self.buf.extend_from_slice(b);
         if self.buf.len() >= 1 << 20 {
             self.flush();
@@ -132,8 +144,8 @@ impl<'a> R<'a> {
         LANGS.get(self.u8()? as usize).copied().ok_or_else(|| "icfg.bin: unknown language".into())
     }
     /// A count of records at least `min_bytes` each: bounded by what is left, so damage
-    /// cannot make a huge allocation. A stream's end is not known: its records are read
-    /// until it ends, and what is reserved for them is capped ([`R::room`]).
+    /// cannot make a huge allocation. A stream's end is not known: a section's counts are
+    /// bounded by its raw length instead ([`bounded`]).
     fn count(&mut self, min_bytes: usize) -> Res<usize> {
         let n = self.u32()? as usize;
         if self.more.is_none() && n.saturating_mul(min_bytes) > self.b.len() - self.at {
@@ -141,191 +153,397 @@ impl<'a> R<'a> {
         }
         Ok(n)
     }
-
-    /// Room to reserve for `n` records: all of them when they are in memory.
-    fn room(&self, n: usize) -> usize {
-        if self.more.is_some() { n.min(1 << 24) } else { n }
-    }
 }
 
-/// `icfg.bin` as written: [`encode`], compressed.
-pub fn to_file(icfg: &Icfg) -> Vec<u8> {
-    let mut out = Vec::new();
-    compress_into(icfg, &mut out).expect("writing to memory");
-    out
-}
-
-/// Writes `icfg.bin` ([`to_file`]'s bytes) to `path` as it is made: neither the records
-/// nor their compressed form are held whole.
-pub fn write(icfg: &Icfg, path: &std::path::Path) -> std::io::Result<()> {
-    let mut file = std::io::BufWriter::new(std::fs::File::create(path)?);
-    compress_into(icfg, &mut file)?;
-    std::io::Write::flush(&mut file)
-}
-
-/// zstd's level for the ICFG of `nodes` nodes. On the whole Linux tree (9.85 M nodes, 973 MB
-/// of records) level 3 makes 282 MB in 5.8 s on one core, 6 makes 257 MB in 14.1 s, 9 makes
-/// 251 MB in 24.8 s: there the file is an eighth of an index that must stay within two and
-/// a half times its source. On a tree of a few hundred thousand lines the file is a few
-/// megabytes, and an update, which rewrites it whole, would wait 0.2 s more at level 9.
+/// zstd's level for the ICFG of `nodes` nodes: a large tree's file is a share of an index
+/// that must stay within two and a half times its source, and is written once a build; a
+/// small tree's is rewritten by every update, which would wait for a higher level.
 fn level(nodes: usize) -> i32 {
     if nodes >= 1 << 21 { 9 } else { 3 }
 }
 
-fn compress_into(icfg: &Icfg, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-    let mut z = zstd::stream::Encoder::new(out, level(icfg.graph.node_count()))?;
-    // On every core: the records are made faster than one core compresses them. The frame
+/// `icfg.bin`'s bytes for `icfg`.
+pub fn encode(icfg: &Icfg) -> Vec<u8> {
+    let mut out = std::io::Cursor::new(Vec::new());
+    write_to(icfg, &mut out).expect("writing to memory");
+    out.into_inner()
+}
+
+/// Writes `icfg.bin` to `path` as it is made: neither the sections nor their compressed
+/// form are held whole.
+pub fn write(icfg: &Icfg, path: &std::path::Path) -> std::io::Result<()> {
+    let mut file = std::io::BufWriter::new(std::fs::File::create(path)?);
+    write_to(icfg, &mut file)?;
+    std::io::Write::flush(&mut file)
+}
+
+/// The sections, each compressed as it is made; the table of their lengths is filled in
+/// last.
+fn write_to<O: std::io::Write + std::io::Seek>(icfg: &Icfg, out: &mut O) -> std::io::Result<()> {
+    use std::io::SeekFrom;
+    let start = out.stream_position()?;
+    out.write_all(MAGIC)?;
+    out.write_all(&(SECTIONS as u32).to_le_bytes())?;
+    out.write_all(&[0u8; SECTIONS * 16])?;
+    let level = level(icfg.graph.node_count());
+    // On every core: the columns are made faster than one core compresses them. A frame
     // does not depend on the number of workers.
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8) as u32;
-    z.multithread(workers)?;
-    encode_into(icfg, &mut z)?;
-    z.finish()?;
+    let mut table = Vec::with_capacity(SECTIONS);
+    for section in 0..SECTIONS {
+        let at = out.stream_position()?;
+        let mut z = zstd::stream::Encoder::new(&mut *out, level)?;
+        z.multithread(workers)?;
+        let mut w = W { buf: Vec::with_capacity(1 << 20), out: &mut z, err: None, len: 0 };
+        put_section(&mut w, icfg, section);
+        w.flush();
+        let (err, raw) = (w.err.take(), w.len);
+        if let Some(e) = err {
+            return Err(e);
+        }
+        z.finish()?;
+        table.push((out.stream_position()? - at, raw));
+    }
+    let end = out.stream_position()?;
+    out.seek(SeekFrom::Start(start + 12))?;
+    for (stored, raw) in table {
+        out.write_all(&stored.to_le_bytes())?;
+        out.write_all(&raw.to_le_bytes())?;
+    }
+    out.seek(SeekFrom::Start(end))?;
     Ok(())
 }
 
-/// The ICFG of the `icfg.bin` at `path`, read, decompressed and decoded a block at a time
-/// (on two threads), and the BLAKE3 sum of the file's bytes ([`super::checksum`]'s): neither
-/// the file nor its records are held whole.
-pub fn read(path: &std::path::Path) -> (Result<Icfg, String>, Result<String, String>) {
-    read_with(path, true)
-}
-
-/// [`read`], leaving every statement text empty unless `texts`: an update that writes a
-/// patch reads the texts of the few files it touches from the database instead
-/// ([`super::store::Store::fill_texts`]), which spares it millions of allocations.
-pub fn read_with(path: &std::path::Path, texts: bool) -> (Result<Icfg, String>, Result<String, String>) {
-    use std::io::{BufRead, Read};
-    /// Sums what passes through.
-    struct Summing<T> {
-        inner: T,
-        sum: blake3::Hasher,
-    }
-    impl<T: Read> Read for Summing<T> {
-        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-            let n = self.inner.read(buf)?;
-            self.sum.update(&buf[..n]);
-            Ok(n)
-        }
-    }
-    impl<T: BufRead> BufRead for Summing<T> {
-        fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
-            self.inner.fill_buf()
-        }
-        fn consume(&mut self, n: usize) {
-            if let Ok(b) = self.inner.fill_buf() {
-                self.sum.update(&b[..n.min(b.len())]);
-            }
-            self.inner.consume(n)
-        }
-    }
-    /// The blocks another thread sends, read as one stream.
-    struct Blocks {
-        rx: std::sync::mpsc::Receiver<Vec<u8>>,
-        cur: Vec<u8>,
-        at: usize,
-    }
-    impl Read for Blocks {
-        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-            while self.at == self.cur.len() {
-                match self.rx.recv() {
-                    Ok(b) => (self.cur, self.at) = (b, 0),
-                    Err(_) => return Ok(0),
-                }
-            }
-            let n = buf.len().min(self.cur.len() - self.at);
-            buf[..n].copy_from_slice(&self.cur[self.at..self.at + n]);
-            self.at += n;
-            Ok(n)
-        }
-    }
-    let file = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) => return (Err(format!("{}: {e}", path.display())), Err(e.to_string())),
-    };
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
-    let reader = std::thread::spawn(move || -> Result<String, String> {
-        let mut src = Summing { inner: std::io::BufReader::with_capacity(1 << 20, file), sum: blake3::Hasher::new() };
-        let zstd = src.fill_buf().map_err(|e| e.to_string())?.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]);
-        {
-            let mut records: Box<dyn Read + '_> = if zstd {
-                Box::new(zstd::stream::read::Decoder::with_buffer(&mut src).map_err(|e| e.to_string())?.single_frame())
-            } else {
-                Box::new(&mut src)
-            };
-            loop {
-                let mut block = vec![0u8; 4 << 20];
-                let mut got = 0;
-                while got < block.len() {
-                    match records.read(&mut block[got..]) {
-                        Ok(0) => break,
-                        Ok(n) => got += n,
-                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                        Err(e) => return Err(format!("icfg.bin does not decompress: {e}")),
-                    }
-                }
-                block.truncate(got);
-                // The decoder gave up reading (a damaged file): its sum tells.
-                if got == 0 || tx.send(block).is_err() {
-                    break;
-                }
-            }
-        }
-        // Bytes past the frame are summed too, as the file's sum covers them.
-        std::io::copy(&mut src, &mut std::io::sink()).map_err(|e| e.to_string())?;
-        Ok(src.sum.finalize().to_hex().to_string())
-    });
-    let mut blocks = Blocks { rx, cur: Vec::new(), at: 0 };
-    let decoded = decode_from(&mut R::stream(&mut blocks), texts);
-    drop(blocks);
-    let sum = reader.join().unwrap_or_else(|_| Err("icfg.bin: the reading thread failed".to_string()));
-    (decoded, sum)
-}
-
-/// The ICFG of `icfg.bin` ([`to_file`]; generations written before compression hold
-/// [`encode`]'s bytes as they are).
-pub fn from_file(bytes: &[u8]) -> Result<Icfg, String> {
-    const ZSTD: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
-    if bytes.starts_with(&ZSTD) {
-        let raw = zstd::stream::decode_all(bytes).map_err(|e| format!("icfg.bin does not decompress: {e}"))?;
-        decode(&raw)
-    } else {
-        decode(bytes)
+/// A column of `n` numbers, each stored as the difference from the one before when
+/// `delta` (wrapping, so any sequence round-trips).
+fn put_column(w: &mut W, values: impl Iterator<Item = u32>, delta: bool) {
+    let mut prev = 0u32;
+    for v in values {
+        w.u32(if delta { v.wrapping_sub(prev) } else { v });
+        prev = v;
     }
 }
 
-pub fn encode(icfg: &Icfg) -> Vec<u8> {
-    let mut out = Vec::with_capacity(64 * icfg.graph.node_count());
-    encode_into(icfg, &mut out).expect("writing to memory");
-    out
+/// The nodes' number columns: what each holds, and whether it is stored as differences.
+/// A span's end is stored as its length.
+const NODE_COLUMNS: [(fn(&Node) -> u32, bool); 7] = [
+    (|n| n.file, true),
+    (|n| n.function, true),
+    (|n| n.bytes.0, true),
+    (|n| n.bytes.1.wrapping_sub(n.bytes.0), false),
+    (|n| n.lines.0, true),
+    (|n| n.lines.1.wrapping_sub(n.lines.0), false),
+    (|n| n.parent.map_or(0, |p| p.wrapping_add(1)), false),
+];
+
+/// Nodes are stored in blocks of this many, each block's columns together: a reader builds
+/// each node whole from a block at hand (a column at a time over every node would sweep
+/// the nodes' memory once per column).
+const BLOCK: usize = 1 << 16;
+
+fn node_blocks(icfg: &Icfg) -> impl Iterator<Item = impl Iterator<Item = &Node> + Clone> {
+    icfg.graph.raw_nodes().chunks(BLOCK).map(|b| b.iter().map(|n| &n.weight))
 }
 
-/// [`encode`]'s bytes, handed to `out` as they are made.
-fn encode_into(icfg: &Icfg, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-    let mut w = W { buf: Vec::with_capacity(1 << 20), out, err: None };
-    w.put(MAGIC);
-    w.u32(icfg.files.len() as u32);
-    for f in &icfg.files {
-        put_file(&mut w, f);
-    }
-    w.u32(icfg.functions.len() as u32);
-    for f in &icfg.functions {
-        put_function(&mut w, f);
-    }
-    w.u32(icfg.graph.node_count() as u32);
-    for n in icfg.graph.node_weights() {
-        put_node(&mut w, n);
-    }
+fn put_section(w: &mut W, icfg: &Icfg, section: usize) {
     let is_intra = |e: &petgraph::graph::EdgeReference<EdgeKind>| !matches!(e.weight(), EdgeKind::Call | EdgeKind::Return);
-    w.u32(icfg.graph.edge_references().filter(is_intra).count() as u32);
-    for e in icfg.graph.edge_references().filter(is_intra) {
-        put_edge(&mut w, e);
+    let edges = || icfg.graph.edge_references().filter(is_intra);
+    match section {
+        0 => {
+            w.u32(icfg.files.len() as u32);
+            for f in &icfg.files {
+                put_file(w, f);
+            }
+        }
+        1 => {
+            w.u32(icfg.functions.len() as u32);
+            for f in &icfg.functions {
+                put_function(w, f);
+            }
+        }
+        2 => {
+            w.u32(icfg.graph.node_count() as u32);
+            for block in node_blocks(icfg) {
+                for n in block.clone() {
+                    w.u8(NodeKind::ALL.iter().position(|&k| k == n.kind).unwrap_or(0) as u8);
+                }
+                for n in block.clone() {
+                    w.lang(n.lang);
+                }
+                for (get, delta) in NODE_COLUMNS {
+                    put_column(w, block.clone().map(get), delta);
+                }
+            }
+        }
+        3 => {
+            w.u32(icfg.graph.node_count() as u32);
+            for block in node_blocks(icfg) {
+                put_column(w, block.clone().map(|n| n.calls.len() as u32), false);
+                for c in block.flat_map(|n| n.calls.iter()) {
+                    w.str(&c.name);
+                    w.str(&c.qualifier);
+                    w.u32(c.argc);
+                    w.u8(c.member as u8);
+                }
+            }
+        }
+        4 => {
+            w.u32(edges().count() as u32);
+            put_column(w, edges().map(|e| e.source().index() as u32), true);
+            put_column(w, edges().map(|e| (e.target().index() as u32).wrapping_sub(e.source().index() as u32)), false);
+            for e in edges() {
+                w.u8(EdgeKind::ALL.iter().position(|k| k == e.weight()).unwrap_or(0) as u8);
+            }
+        }
+        _ => {
+            w.u32(icfg.calls.len() as u32);
+            put_column(w, icfg.calls.iter().map(|c| c.node.index() as u32), true);
+            put_column(w, icfg.calls.iter().map(|c| c.call), false);
+            put_column(w, icfg.calls.iter().map(|c| c.targets.len() as u32), false);
+            put_column(w, icfg.calls.iter().flat_map(|c| c.targets.iter().copied()), false);
+        }
     }
-    w.u32(icfg.calls.len() as u32);
-    for c in &icfg.calls {
-        put_site(&mut w, c);
+}
+
+/// Where a section's stored bytes come from: a file, opened anew for each reader, or
+/// bytes in memory.
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    File(&'a std::path::Path),
+    Bytes(&'a [u8]),
+}
+
+impl<'a> Source<'a> {
+    fn open(self, at: u64, len: u64) -> Res<Box<dyn std::io::Read + Send + 'a>> {
+        use std::io::{Read, Seek};
+        match self {
+            Source::File(p) => {
+                let mut f = std::fs::File::open(p).map_err(|e| format!("{}: {e}", p.display()))?;
+                f.seek(std::io::SeekFrom::Start(at)).map_err(|e| format!("{}: {e}", p.display()))?;
+                Ok(Box::new(std::io::BufReader::with_capacity(1 << 20, f.take(len))))
+            }
+            Source::Bytes(b) => {
+                let (at, end) = (at as usize, (at + len) as usize);
+                Ok(Box::new(b.get(at..end).ok_or("icfg.bin is truncated")?))
+            }
+        }
     }
-    w.flush();
-    w.err.map_or(Ok(()), Err)
+}
+
+/// Counts the bytes read through it.
+struct Counting<T> {
+    inner: T,
+    n: u64,
+}
+
+impl<T: std::io::Read> std::io::Read for Counting<T> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.n += n as u64;
+        Ok(n)
+    }
+}
+
+/// Reads section `(at, stored, raw)` of `src` with `f`, which is handed the section's raw
+/// length to bound its counts; the section must decompress to exactly `raw` bytes, all
+/// of them read.
+fn section<T>(src: Source, (at, stored, raw): (u64, u64, u64), f: impl FnOnce(&mut R, u64) -> Res<T>) -> Res<T> {
+    let z = zstd::stream::read::Decoder::with_buffer(std::io::BufReader::with_capacity(1 << 20, src.open(at, stored)?))
+        .map_err(|e| format!("icfg.bin does not decompress: {e}"))?
+        .single_frame();
+    let mut counted = Counting { inner: z, n: 0 };
+    let out = {
+        let mut r = R::stream(&mut counted);
+        let out = f(&mut r, raw)?;
+        if !r.at_end() {
+            return Err("icfg.bin: a section has trailing bytes".into());
+        }
+        out
+    };
+    if counted.n != raw {
+        return Err("icfg.bin: a section is not as long as its table says".into());
+    }
+    Ok(out)
+}
+
+/// A count of records at least `min_bytes` each, bounded by the section's raw length.
+fn bounded(r: &mut R, raw: u64, min_bytes: u64) -> Res<usize> {
+    let n = r.u32()? as u64;
+    if n.saturating_mul(min_bytes) > raw {
+        return Err("icfg.bin: a count exceeds its section".into());
+    }
+    Ok(n as usize)
+}
+
+/// A column of `n` values `width` bytes wide, handed to `f` with its place, in chunks.
+fn column(r: &mut R, n: usize, width: usize, mut f: impl FnMut(usize, &[u8])) -> Res<()> {
+    let mut i = 0;
+    while i < n {
+        let k = (n - i).min(1 << 16);
+        let b = r.take(k * width)?;
+        for (j, v) in b.chunks_exact(width).enumerate() {
+            f(i + j, v);
+        }
+        i += k;
+    }
+    Ok(())
+}
+
+/// A u32 column of `n` values, differences summed where `delta`.
+fn u32_column(r: &mut R, n: usize, delta: bool) -> Res<Vec<u32>> {
+    let mut out = Vec::with_capacity(n);
+    let mut prev = 0u32;
+    column(r, n, 4, |_, b| {
+        let v = u32::from_le_bytes(b.try_into().expect("4 bytes"));
+        prev = if delta { prev.wrapping_add(v) } else { v };
+        out.push(prev);
+    })?;
+    Ok(out)
+}
+
+/// The ICFG of `icfg.bin` at `path` ([`write`]), with its call sites but without call and
+/// return edges (`Icfg::relink` adds them, [`call_edge_rows`] lists them), and without
+/// statement texts; every id is checked, so a damaged file is an error, never a panic
+/// later. The caller checks the file's sum.
+pub fn read(path: &std::path::Path) -> Result<Icfg, String> {
+    let len = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?.len();
+    let mut head = vec![0u8; 12 + SECTIONS * 16];
+    {
+        use std::io::Read;
+        let mut f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        f.read_exact(&mut head).map_err(|_| "icfg.bin is not an ICFG file".to_string())?;
+    }
+    decode_from(Source::File(path), &head, len)
+}
+
+/// [`read`] of `icfg.bin`'s bytes in memory ([`encode`]'s).
+pub fn decode(bytes: &[u8]) -> Result<Icfg, String> {
+    decode_from(Source::Bytes(bytes), bytes.get(..12 + SECTIONS * 16).ok_or("icfg.bin is not an ICFG file")?, bytes.len() as u64)
+}
+
+fn decode_from(src: Source, head: &[u8], len: u64) -> Result<Icfg, String> {
+    if &head[..8] != MAGIC || u32::from_le_bytes(head[8..12].try_into().expect("4 bytes")) as usize != SECTIONS {
+        return Err("icfg.bin is not an ICFG file of this beryl".into());
+    }
+    let mut at = head.len() as u64;
+    let mut parts = [(0u64, 0u64, 0u64); SECTIONS];
+    for (i, p) in parts.iter_mut().enumerate() {
+        let field = |k: usize| u64::from_le_bytes(head[12 + i * 16 + k..20 + i * 16 + k].try_into().expect("8 bytes"));
+        *p = (at, field(0), field(8));
+        at = at.checked_add(p.1).ok_or("icfg.bin: a section's length is damaged")?;
+    }
+    if at != len {
+        return Err(format!("icfg.bin holds {len} bytes, its sections {at}"));
+    }
+    // Files, functions, edges and sites on one thread; nodes and their calls, which the
+    // graph is built from, on this one.
+    type Rest = (Vec<SourceFile>, Vec<Function>, Vec<(u32, u32, u8)>, Vec<CallSite>);
+    let (rest, graph) = std::thread::scope(|s| {
+        let rest = s.spawn(move || -> Res<Rest> {
+            let files = section(src, parts[0], |r, raw| (0..bounded(r, raw, 30)?).map(|_| get_file(r)).collect::<Res<Vec<_>>>())?;
+            let functions = section(src, parts[1], |r, raw| (0..bounded(r, raw, 40)?).map(|_| get_function(r)).collect::<Res<Vec<_>>>())?;
+            let edges = section(src, parts[4], |r, raw| {
+                let m = bounded(r, raw, 9)?;
+                let a = u32_column(r, m, true)?;
+                let d = u32_column(r, m, false)?;
+                let mut edges: Vec<(u32, u32, u8)> = a.iter().zip(&d).map(|(&a, &d)| (a, a.wrapping_add(d), 0)).collect();
+                drop((a, d));
+                column(r, m, 1, |i, b| edges[i].2 = b[0])?;
+                Ok(edges)
+            })?;
+            let sites = section(src, parts[5], |r, raw| {
+                let n = bounded(r, raw, 12)?;
+                let nodes = u32_column(r, n, true)?;
+                let calls = u32_column(r, n, false)?;
+                let counts = u32_column(r, n, false)?;
+                let total: u64 = counts.iter().map(|&c| c as u64).sum();
+                if total.saturating_mul(4) > raw {
+                    return Err("icfg.bin: a count exceeds its section".into());
+                }
+                let targets = u32_column(r, total as usize, false)?;
+                let mut at = 0usize;
+                Ok((0..n)
+                    .map(|i| {
+                        let t = targets[at..at + counts[i] as usize].to_vec();
+                        at += counts[i] as usize;
+                        CallSite { node: NodeIndex::new(nodes[i] as usize), call: calls[i], targets: t }
+                    })
+                    .collect())
+            })?;
+            Ok((files, functions, edges, sites))
+        });
+        let graph = read_nodes(src, parts[2], parts[3]);
+        (rest.join().unwrap_or_else(|_| Err("icfg.bin: a reading thread failed".into())), graph)
+    });
+    let (files, functions, edges, mut sites) = rest?;
+    let mut icfg = Icfg { graph: graph?, files, functions, calls: Vec::new() };
+    check_ids(&icfg, (0, 0, 0))?;
+    let (n_nodes, n_functions) = (icfg.graph.node_count(), icfg.functions.len());
+    icfg.graph.reserve_edges(edges.len());
+    for (a, b, k) in edges {
+        let kind = *EdgeKind::ALL.get(k as usize).ok_or("icfg.bin: unknown edge kind")?;
+        if a as usize >= n_nodes || b as usize >= n_nodes {
+            return Err("icfg.bin: an edge out of range".into());
+        }
+        icfg.graph.add_edge(NodeIndex::new(a as usize), NodeIndex::new(b as usize), kind);
+    }
+    if sites.iter().any(|c| c.node.index() >= n_nodes || c.targets.iter().any(|&t| t as usize >= n_functions)) {
+        return Err("icfg.bin: a call site out of range".into());
+    }
+    sites.sort_by_key(|c| (c.node.index(), c.call));
+    icfg.calls = sites;
+    Ok(icfg)
+}
+
+/// The graph's nodes, each built whole from its block of the node columns and of the
+/// calls (the two sections are read side by side).
+fn read_nodes(src: Source, nodes_at: (u64, u64, u64), calls_at: (u64, u64, u64)) -> Res<petgraph::graph::DiGraph<Node, EdgeKind>> {
+    let mut graph = petgraph::graph::DiGraph::new();
+    section(src, nodes_at, |r, raw| {
+        section(src, calls_at, |rc, raw_calls| {
+            let n = bounded(r, raw, 30)?;
+            if bounded(rc, raw_calls, 4)? != n {
+                return Err("icfg.bin: the calls are not of the nodes".into());
+            }
+            graph.reserve_nodes(n);
+            let mut cols: [Vec<u32>; 7] = Default::default();
+            let mut i = 0;
+            while i < n {
+                let k = (n - i).min(BLOCK);
+                let kinds = r.take(k)?.to_vec();
+                let langs = r.take(k)?.to_vec();
+                for (col, (_, delta)) in cols.iter_mut().zip(NODE_COLUMNS) {
+                    *col = u32_column(r, k, delta)?;
+                }
+                let counts = u32_column(rc, k, false)?;
+                if counts.iter().map(|&c| c as u64).sum::<u64>().saturating_mul(13) > raw_calls {
+                    return Err("icfg.bin: a count exceeds its section".into());
+                }
+                for j in 0..k {
+                    let kind = *NodeKind::ALL.get(kinds[j] as usize).ok_or("icfg.bin: unknown node kind")?;
+                    let lang = *LANGS.get(langs[j] as usize).ok_or("icfg.bin: unknown language")?;
+                    let calls = (0..counts[j])
+                        .map(|_| Ok(CallRef { name: rc.str()?, qualifier: rc.str()?, argc: rc.u32()?, member: rc.u8()? == 1 }))
+                        .collect::<Res<Vec<_>>>()?;
+                    let c = |x: usize| cols[x][j];
+                    graph.add_node(Node {
+                        kind,
+                        lang,
+                        file: c(0),
+                        function: c(1),
+                        bytes: (c(2), c(2).wrapping_add(c(3))),
+                        lines: (c(4), c(4).wrapping_add(c(5))),
+                        text: Box::default(),
+                        calls: calls.into(),
+                        parent: c(6).checked_sub(1),
+                    });
+                }
+                i += k;
+            }
+            Ok(())
+        })
+    })?;
+    Ok(graph)
 }
 
 fn put_file(w: &mut W, f: &SourceFile) {
@@ -435,21 +653,14 @@ fn get_function(r: &mut R) -> Res<Function> {
     Ok(Function { meta, entry: NodeIndex::new(v[5] as usize), exit: NodeIndex::new(v[6] as usize), removed })
 }
 
-fn get_node(r: &mut R, texts: bool) -> Res<Node> {
+fn get_node(r: &mut R) -> Res<Node> {
     let kind = *NodeKind::ALL.get(r.u8()? as usize).ok_or("icfg.bin: unknown node kind")?;
     let lang = r.lang()?;
     let mut v = [0u32; 7];
     for x in &mut v {
         *x = r.u32()?;
     }
-    let text = match texts {
-        true => r.str()?,
-        false => {
-            let n = r.u32()? as usize;
-            r.take(n)?;
-            String::new()
-        }
-    };
+    let text = r.str()?;
     let calls = (0..r.count(13)?)
         .map(|_| Ok(CallRef { name: r.str()?, qualifier: r.str()?, argc: r.u32()?, member: r.u8()? == 1 }))
         .collect::<Res<Vec<_>>>()?;
@@ -483,7 +694,7 @@ const DELTA_MAGIC: &[u8; 8] = b"BRYICD01";
 pub fn delta(icfg: &Icfg, base: (usize, usize, usize), resolved: &std::collections::HashSet<(u32, u32)>) -> Vec<u8> {
     let mut raw = Vec::new();
     {
-        let mut w = W { buf: Vec::new(), out: &mut raw, err: None };
+        let mut w = W { buf: Vec::new(), out: &mut raw, err: None, len: 0 };
         w.put(DELTA_MAGIC);
         for v in [base.0, base.1, base.2] {
             w.u32(v as u32);
@@ -561,7 +772,7 @@ pub fn apply_delta(icfg: &mut Icfg, bytes: &[u8]) -> Result<std::collections::Ha
     let nodes = r.count(34)?;
     icfg.graph.reserve_nodes(nodes);
     for _ in 0..nodes {
-        let n = get_node(&mut r, true)?;
+        let n = get_node(&mut r)?;
         icfg.graph.add_node(n);
     }
     check_ids(icfg, (0, base.1, base.2))?;
@@ -585,53 +796,6 @@ pub fn apply_delta(icfg: &mut Icfg, bytes: &[u8]) -> Result<std::collections::Ha
     icfg.calls.extend(sites);
     icfg.calls.sort_by_key(|c| (c.node.index(), c.call));
     Ok(resolved)
-}
-
-/// The ICFG [`encode`] wrote, with its call sites but without call and return edges
-/// (`Icfg::relink` adds them, [`call_edge_rows`] lists them); every id is checked, so a
-/// damaged file is an error, never a panic later.
-pub fn decode(bytes: &[u8]) -> Result<Icfg, String> {
-    decode_from(&mut R::new(bytes, 0), true)
-}
-
-fn decode_from(r: &mut R, texts: bool) -> Result<Icfg, String> {
-    if r.take(8).ok() != Some(&MAGIC[..]) {
-        return Err("icfg.bin is not an ICFG file".into());
-    }
-    let mut icfg = Icfg::default();
-    for _ in 0..r.count(30)? {
-        let f = get_file(r)?;
-        icfg.files.push(f);
-    }
-    for _ in 0..r.count(40)? {
-        let f = get_function(r)?;
-        icfg.functions.push(f);
-    }
-    let nodes = r.count(34)?;
-    icfg.graph.reserve_nodes(r.room(nodes));
-    for _ in 0..nodes {
-        let n = get_node(r, texts)?;
-        icfg.graph.add_node(n);
-    }
-    check_ids(&icfg, (0, 0, 0))?;
-    let (n_nodes, n_functions) = (icfg.graph.node_count(), icfg.functions.len());
-    let edges = r.count(9)?;
-    icfg.graph.reserve_edges(r.room(edges));
-    for _ in 0..edges {
-        let (a, b, kind) = get_edge(r, n_nodes)?;
-        icfg.graph.add_edge(a, b, kind);
-    }
-    let n_sites = r.count(12)?;
-    let mut sites = Vec::with_capacity(r.room(n_sites));
-    for _ in 0..n_sites {
-        sites.push(get_site(r, n_nodes, n_functions)?);
-    }
-    if !r.at_end() {
-        return Err("icfg.bin: trailing bytes".into());
-    }
-    sites.sort_by_key(|c| (c.node.index(), c.call));
-    icfg.calls = sites;
-    Ok(icfg)
 }
 
 /// The call and return edges `Icfg::add_call_edges` would add for the sites of an ICFG
@@ -695,38 +859,33 @@ mod tests {
         assert_eq!(back.graph.edge_count(), icfg.graph.edge_count());
         assert_eq!(back.calls.len(), icfg.calls.len());
         assert_eq!(back.files[1].unit.imports, icfg.files[1].unit.imports);
-        for cut in [9, bytes.len() / 2, bytes.len() - 1] {
+        assert!(back.graph.node_weights().all(|n| n.text.is_empty()), "statement texts are the database's");
+        assert_eq!(back.graph.node_weights().map(|n| (n.kind, n.lang, n.file, n.function, n.bytes, n.lines, n.parent, n.calls.clone())).collect::<Vec<_>>(),
+            icfg.graph.node_weights().map(|n| (n.kind, n.lang, n.file, n.function, n.bytes, n.lines, n.parent, n.calls.clone())).collect::<Vec<_>>());
+        for cut in [9, 100, bytes.len() / 2, bytes.len() - 1] {
             assert!(decode(&bytes[..cut]).is_err());
         }
+        let mut longer = bytes.clone();
+        longer.extend(b"tail");
+        assert!(decode(&longer).is_err());
+        // Damage inside a section (a count made huge; a byte of the last frame flipped) is
+        // an error, not a panic.
+        for at in [12 + SECTIONS * 16 + 20, bytes.len() - 6] {
+            let mut bad = bytes.clone();
+            bad[at] ^= 0x5a;
+            let _ = decode(&bad);
+        }
         let mut bad = bytes.clone();
-        let last = bad.len() - 4;
-        bad[last..].copy_from_slice(&u32::MAX.to_le_bytes());
+        bad[12..20].copy_from_slice(&u64::MAX.to_le_bytes());
         assert!(decode(&bad).is_err());
-        // The file form: compressed, read back alike; the raw form of older files too;
-        // a damaged frame is an error.
-        let file = to_file(&icfg);
-        assert!(file.len() < bytes.len());
-        assert_eq!(encode(&from_file(&file).unwrap()), bytes);
-        assert_eq!(encode(&from_file(&bytes).unwrap()), bytes);
-        assert!(from_file(&file[..file.len() / 2]).is_err());
-        // Read from a file as a stream, with the file's sum: compressed, raw, damaged.
+        // From a file: the same ICFG; a truncated or missing file is an error.
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("icfg.bin");
-        for form in [&file, &bytes] {
-            std::fs::write(&p, form).unwrap();
-            let (got, sum) = read(&p);
-            assert_eq!(encode(&got.unwrap()), bytes);
-            assert_eq!(sum.unwrap(), crate::index::checksum(form));
-        }
-        for cut in [file.len() / 2, file.len() - 1] {
-            std::fs::write(&p, &file[..cut]).unwrap();
-            let (got, sum) = read(&p);
-            assert!(got.is_err() || sum.unwrap() != crate::index::checksum(&file));
-        }
-        let mut longer = file.clone();
-        longer.extend(b"tail");
-        std::fs::write(&p, &longer).unwrap();
-        assert_eq!(read(&p).1.unwrap(), crate::index::checksum(&longer));
-        assert!(read(&dir.path().join("missing")).0.is_err());
+        write(&icfg, &p).unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), bytes);
+        assert_eq!(encode(&read(&p).unwrap()), bytes);
+        std::fs::write(&p, &bytes[..bytes.len() - 1]).unwrap();
+        assert!(read(&p).is_err());
+        assert!(read(&dir.path().join("missing")).is_err());
     }
 }

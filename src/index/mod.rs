@@ -57,22 +57,24 @@ use store::Store;
 use thiserror::Error;
 pub use vectors::FeatureSet;
 
-/// Version of this directory layout and database schema (17: no `nodes.ids`, whose ids
-/// the node index holds; 16: absolute, canonical roots and file paths; every file
+/// Version of this directory layout and database schema (19: `icfg.bin` in sections of
+/// columns, without statement texts; 18: patched generations; 17: no `nodes.ids`, whose
+/// ids the node index holds; 16: absolute, canonical roots and file paths; every file
 /// checksummed, the database and `meta.json` included).
-pub const FORMAT: u32 = 18;
-/// The format 18 generations written whole still have: this beryl reads and updates them,
-/// and an older one refuses a patched generation as newer than it.
-const WHOLE_FORMAT: u32 = 17;
+pub const FORMAT: u32 = 19;
+/// The oldest format a search reads: 17 and 18 differ from 19 only in `icfg.bin`, which
+/// only an update reads (an update of one indexes anew).
+const OLDEST_READ: u32 = 17;
 
-/// Whether this beryl reads generations of `format`.
+/// Whether this beryl searches generations of `format`.
 fn readable(format: u32) -> bool {
-    format == FORMAT || format == WHOLE_FORMAT
+    (OLDEST_READ..=FORMAT).contains(&format)
 }
 /// What a generation holds; one missing means it cannot be reused.
-const FILES: [&str; 11] = [
+const FILES: [&str; 12] = [
     "icfg.bin",
     "index.sqlite",
+    store::NODES,
     "shapes.bin",
     "lexical.bin",
     "nodes.faiss",
@@ -85,11 +87,23 @@ const FILES: [&str; 11] = [
 ];
 /// Files checked against their sum in `meta.json` before they are believed (a flipped byte
 /// in a vector would otherwise go unnoticed); `nodes.pca` when present.
-const CHECKSUMMED: [&str; 10] =
-    ["nodes.faiss", "nodes.pca", "functions.faiss", "graph.bin", "shapes.bin", "lexical.bin", "icfg.bin", patch::FILE, patch::NODES_DELTA, patch::FUNCTIONS_DELTA];
+const CHECKSUMMED: [&str; 11] = [
+    "nodes.faiss",
+    "nodes.pca",
+    "functions.faiss",
+    "graph.bin",
+    "shapes.bin",
+    "lexical.bin",
+    "icfg.bin",
+    store::NODES,
+    patch::FILE,
+    patch::NODES_DELTA,
+    patch::FUNCTIONS_DELTA,
+];
 /// Of [`CHECKSUMMED`], those a generation may lack: a projection where vectors are not
-/// projected, and a patch's files where the generation was written whole.
-const OPTIONAL: [&str; 4] = ["nodes.pca", patch::FILE, patch::NODES_DELTA, patch::FUNCTIONS_DELTA];
+/// projected, a patch's files where the generation was written whole, and the nodes'
+/// database where it is of format 18 or older (which held them in the main one).
+const OPTIONAL: [&str; 5] = ["nodes.pca", patch::FILE, patch::NODES_DELTA, patch::FUNCTIONS_DELTA, store::NODES];
 /// The database, read a page at a time: SQLite checks its own structure but not its
 /// values, so a flipped bit in a name or path would answer wrongly. Its sum is taken after
 /// it is written, so the copy of `meta.json` it holds lacks this one entry.
@@ -437,6 +451,11 @@ fn map_checked(gen: &Path, name: &str, meta: &IndexMeta, v: &mut verified::Verif
 fn open_store(gen: &Path, meta: &IndexMeta, v: &mut verified::Verified) -> Result<Store, IndexError> {
     let p = gen.join(DATABASE);
     check(v, DATABASE, meta)?;
+    // The nodes' database goes with the main one from format 19 on (an older generation
+    // has neither the file nor its sum).
+    if meta.format >= 19 || meta.checksums.contains_key(store::NODES) {
+        check(v, store::NODES, meta)?;
+    }
     let store = Store::open(&p)?;
     let held = store.meta("meta").map_err(|e| IndexError::Corrupt(format!("{}: {e}", p.display())))?;
     let held: Option<serde_json::Value> = held.and_then(|h| serde_json::from_str(&h).ok());
@@ -592,7 +611,7 @@ impl Index {
         }
         let meta = read_meta(&gen)?;
         if !readable(meta.format) {
-            return Err(IndexError::Mismatch(format!("index format {}, this beryl reads {WHOLE_FORMAT} and {FORMAT}", meta.format)));
+            return Err(IndexError::Mismatch(format!("index format {}, this beryl reads {OLDEST_READ} to {FORMAT}", meta.format)));
         }
         if let Some(why) = roots_unusable(&meta) {
             return Err(IndexError::Mismatch(why));

@@ -1,5 +1,11 @@
 //! The SQLite half of an index: files, functions, nodes, ICFG edges and the identity of
 //! the model, encoder and feature schema that made the vectors.
+//!
+//! Statement nodes, nine tenths of the rows, are in a file of their own ([`NODES`]) that a
+//! full build writes and no update changes: later generations link it and hold the nodes
+//! added since in the main database's `nodes` table, so an update copies a database a
+//! tenth the size. A removed function's nodes stay in that file, unread: every read of a
+//! node goes through a live function or a live node id.
 
 use super::stamps::Stamp;
 use super::IndexError;
@@ -7,6 +13,14 @@ use crate::graph::{EdgeKind, Icfg, NodeKind};
 use petgraph::visit::EdgeRef;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use std::path::Path;
+
+/// The file of the nodes a full build wrote, beside the main database.
+pub const NODES: &str = "nodes.sqlite";
+
+const NODES_SCHEMA: &str = "
+CREATE TABLE nodes(id INTEGER PRIMARY KEY, function INTEGER NOT NULL, kind INTEGER NOT NULL,
+                   start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, text TEXT NOT NULL);
+";
 
 const SCHEMA: &str = "
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -42,12 +56,14 @@ fn insert_meta(tx: &rusqlite::Transaction, meta: &[(&str, String)]) -> Result<()
     Ok(())
 }
 
+/// Inserts the rows of `files` and `functions` (and, where `with_nodes`, their nodes).
 fn insert(
     tx: &rusqlite::Transaction,
     icfg: &Icfg,
     files: &[(u32, &str)],
     functions: std::ops::Range<u32>,
     meta: &[(&str, String)],
+    with_nodes: bool,
 ) -> Result<(), IndexError> {
     insert_meta(tx, meta)?;
     let mut st = tx.prepare("INSERT INTO files VALUES (?1, ?2, ?3, ?4, ?5, ?6)").map_err(db)?;
@@ -56,15 +72,25 @@ fn insert(
         st.execute(params![i as i64, f.path.to_string_lossy(), hash, f.lang.name(), f.lines, f.bytes as i64]).map_err(db)?;
     }
     let mut st = tx.prepare("INSERT INTO functions VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)").map_err(db)?;
-    // A node's file is its function's.
-    let mut sn = tx.prepare("INSERT INTO nodes VALUES (?1, ?2, ?3, ?4, ?5, ?6)").map_err(db)?;
-    for i in functions {
+    for i in functions.clone() {
         let f = &icfg.functions[i as usize];
         if f.removed {
             continue;
         }
         let m = &f.meta;
         st.execute(params![i as i64, m.file, m.name, m.qualified(), m.lines.0, m.lines.1, f.entry.index() as i64]).map_err(db)?;
+    }
+    if with_nodes {
+        insert_nodes(tx, icfg, functions)?;
+    }
+    Ok(())
+}
+
+/// Inserts the nodes of the live functions of `functions` (a node's file is its
+/// function's).
+fn insert_nodes(tx: &rusqlite::Transaction, icfg: &Icfg, functions: std::ops::Range<u32>) -> Result<(), IndexError> {
+    let mut sn = tx.prepare("INSERT INTO nodes VALUES (?1, ?2, ?3, ?4, ?5, ?6)").map_err(db)?;
+    for i in functions.filter(|&i| !icfg.functions[i as usize].removed) {
         for n in icfg.function_nodes(i) {
             let w = &icfg.graph[petgraph::graph::NodeIndex::new(n)];
             sn.execute(params![n as i64, w.function, node_kind_code(w.kind), w.lines.0, w.lines.1, w.text]).map_err(db)?;
@@ -135,6 +161,9 @@ pub struct NodeRow {
 
 pub struct Store {
     conn: Connection,
+    /// Whether [`NODES`] is attached (as `base`): a generation of format 18 or older holds
+    /// every node in the main database.
+    base: bool,
 }
 
 fn db(e: rusqlite::Error) -> IndexError {
@@ -142,30 +171,44 @@ fn db(e: rusqlite::Error) -> IndexError {
 }
 
 impl Store {
-    /// Writes a new database holding `icfg`; `hashes[i]` is the content hash of file `i`,
-    /// `skipped` the files not indexed (path, content hash, reason).
+    /// Writes a new database holding `icfg`, with its nodes in [`NODES`] beside it (both
+    /// at once); `hashes[i]` is the content hash of file `i`, `skipped` the files not
+    /// indexed (path, content hash, reason).
     pub fn create(path: &Path, icfg: &Icfg, hashes: &[String], skipped: &[(String, String, String)], stamps: &[(String, Stamp)], meta: &[(&str, String)]) -> Result<(), IndexError> {
-        let mut conn = Connection::open(path).map_err(db)?;
-        // The file is private until the index is swapped in, so no journal is needed.
-        conn.execute_batch("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;").map_err(db)?;
-        conn.execute_batch(SCHEMA).map_err(db)?;
-        let tx = conn.transaction().map_err(db)?;
-        {
-            let mut st = tx.prepare("INSERT INTO node_kinds VALUES (?1, ?2)").map_err(db)?;
-            for k in NodeKind::ALL {
-                st.execute(params![node_kind_code(k), k.name()]).map_err(db)?;
+        // Private until the index is swapped in, so no journal is needed.
+        let open = |p: &Path, schema: &str| -> Result<Connection, IndexError> {
+            let conn = Connection::open(p).map_err(db)?;
+            conn.execute_batch("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;").map_err(db)?;
+            conn.execute_batch(schema).map_err(db)?;
+            Ok(conn)
+        };
+        let nodes_path = path.with_file_name(NODES);
+        std::thread::scope(|s| {
+            let nodes = s.spawn(|| -> Result<(), IndexError> {
+                let mut conn = open(&nodes_path, NODES_SCHEMA)?;
+                let tx = conn.transaction().map_err(db)?;
+                insert_nodes(&tx, icfg, 0..icfg.functions.len() as u32)?;
+                tx.commit().map_err(db)
+            });
+            let mut conn = open(path, SCHEMA)?;
+            let tx = conn.transaction().map_err(db)?;
+            {
+                let mut st = tx.prepare("INSERT INTO node_kinds VALUES (?1, ?2)").map_err(db)?;
+                for k in NodeKind::ALL {
+                    st.execute(params![node_kind_code(k), k.name()]).map_err(db)?;
+                }
+                let mut st = tx.prepare("INSERT INTO edge_kinds VALUES (?1, ?2)").map_err(db)?;
+                for (i, k) in EdgeKind::ALL.iter().enumerate() {
+                    st.execute(params![i as i64, k.name()]).map_err(db)?;
+                }
+                let files = (0..icfg.files.len() as u32).map(|i| (i, hashes.get(i as usize).map(String::as_str).unwrap_or(""))).collect::<Vec<_>>();
+                insert(&tx, icfg, &files, 0..icfg.functions.len() as u32, meta, false)?;
+                set_skipped(&tx, skipped)?;
+                set_stamps(&tx, stamps)?;
             }
-            let mut st = tx.prepare("INSERT INTO edge_kinds VALUES (?1, ?2)").map_err(db)?;
-            for (i, k) in EdgeKind::ALL.iter().enumerate() {
-                st.execute(params![i as i64, k.name()]).map_err(db)?;
-            }
-            let files = (0..icfg.files.len() as u32).map(|i| (i, hashes.get(i as usize).map(String::as_str).unwrap_or(""))).collect::<Vec<_>>();
-            insert(&tx, icfg, &files, 0..icfg.functions.len() as u32, meta)?;
-            set_skipped(&tx, skipped)?;
-            set_stamps(&tx, stamps)?;
-        }
-        tx.commit().map_err(db)?;
-        Ok(())
+            tx.commit().map_err(db)?;
+            nodes.join().unwrap_or_else(|_| Err(IndexError::Sqlite(format!("{}: the writing thread failed", nodes_path.display()))))
+        })
     }
 
     /// Replaces the `meta` rows of the database at `path` (a full build writes the rows of
@@ -181,9 +224,10 @@ impl Store {
     }
 
     /// Brings a copy of an earlier database up to date in one transaction: rows of
-    /// `removed_files` and `removed_functions` (with their nodes) go, and the files `files`
-    /// (id, hash) and functions `functions` of `icfg` are added. An `edges` table of an
-    /// older index goes: `graph.bin` holds the edges.
+    /// `removed_files` and `removed_functions` (with their nodes that it holds) go, and the
+    /// files `files` (id, hash) and functions `functions` of `icfg` are added, their nodes
+    /// in its own `nodes` table ([`NODES`] is linked, never written). An `edges` table of
+    /// an older index goes: `graph.bin` holds the edges.
     #[allow(clippy::too_many_arguments)]
     pub fn update(
         path: &Path,
@@ -214,7 +258,7 @@ impl Store {
             tx.execute("DROP TABLE IF EXISTS edges", []).map_err(db)?;
             tx.execute("DELETE FROM meta", []).map_err(db)?;
             tx.execute("DELETE FROM skipped", []).map_err(db)?;
-            insert(&tx, icfg, files, functions, meta)?;
+            insert(&tx, icfg, files, functions, meta, true)?;
             set_skipped(&tx, skipped)?;
             set_stamps(&tx, stamps)?;
         }
@@ -225,7 +269,11 @@ impl Store {
     /// Sets the text of each node of `nodes` (ascending) to the one this database holds:
     /// what an update that decoded its ICFG without texts needs of the files it touches.
     pub fn fill_texts(&self, icfg: &mut Icfg, nodes: &[u32]) -> Result<(), IndexError> {
-        let mut st = self.conn.prepare_cached("SELECT id, text FROM nodes WHERE id BETWEEN ?1 AND ?2").map_err(db)?;
+        let sql = match self.base {
+            true => "SELECT id, text FROM main.nodes WHERE id BETWEEN ?1 AND ?2 UNION ALL SELECT id, text FROM base.nodes WHERE id BETWEEN ?1 AND ?2",
+            false => "SELECT id, text FROM main.nodes WHERE id BETWEEN ?1 AND ?2",
+        };
+        let mut st = self.conn.prepare_cached(sql).map_err(db)?;
         let mut i = 0;
         while i < nodes.len() {
             // A run of consecutive ids is one range query.
@@ -250,9 +298,17 @@ impl Store {
         }
         let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
             .map_err(|e| IndexError::Corrupt(format!("{}: {e}", path.display())))?;
+        let nodes = path.with_file_name(NODES);
+        let base = nodes.is_file();
+        if base {
+            conn.execute("ATTACH DATABASE ?1 AS base", [nodes.to_string_lossy()]).map_err(|e| IndexError::Corrupt(format!("{}: {e}", nodes.display())))?;
+        }
         // A damaged file often opens fine and fails on the first read: read now.
-        let store = Store { conn };
+        let store = Store { conn, base };
         store.meta("schema").map_err(|e| IndexError::Corrupt(format!("{}: {e}", path.display())))?;
+        if base {
+            store.conn.query_row("SELECT count(*) FROM base.sqlite_master WHERE name = 'nodes'", [], |r| r.get::<_, i64>(0)).map_err(|e| IndexError::Corrupt(format!("{}: {e}", nodes.display())))?;
+        }
         Ok(store)
     }
 
@@ -335,7 +391,11 @@ impl Store {
     pub fn node(&self, id: u32) -> Result<NodeRow, IndexError> {
         self.conn
             .prepare_cached(
-                "SELECT n.id, f.file, n.function, n.kind, n.start_line, n.end_line, n.text FROM nodes n JOIN functions f ON f.id = n.function WHERE n.id = ?1",
+                match self.base {
+                    true => "SELECT n.id, f.file, n.function, n.kind, n.start_line, n.end_line, n.text \
+                             FROM (SELECT * FROM main.nodes WHERE id = ?1 UNION ALL SELECT * FROM base.nodes WHERE id = ?1) n JOIN functions f ON f.id = n.function",
+                    false => "SELECT n.id, f.file, n.function, n.kind, n.start_line, n.end_line, n.text FROM nodes n JOIN functions f ON f.id = n.function WHERE n.id = ?1",
+                },
             )
             .map_err(db)?
             .query_row([id], |r| {
@@ -349,10 +409,5 @@ impl Store {
                 })
             })
             .map_err(db)
-    }
-
-    pub fn count(&self, table: &str) -> Result<u64, IndexError> {
-        // `table` is one of our own names, never user input.
-        self.conn.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get::<_, i64>(0)).map(|n| n as u64).map_err(db)
     }
 }

@@ -138,18 +138,19 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
         return Ok(Outcome::Declined(format!("the changed files hold {share:.0}% of the source")));
     }
     progress("parse", 0, 0);
-    // The ICFG decoded as the file is read, and its sum taken on the way.
+    // The ICFG, its file first found whole (read again only where its record no longer
+    // holds), then decoded without statement texts.
     let path = gen.join("icfg.bin");
     // Written as a patch over the files in place when the index is large (or is patched
     // already); as every file anew when it is small (or below, when the patch has grown to
-    // where a search would pay for it, as a full build). A patch reads statement texts
-    // from the database, for the files it touches alone; writing every file needs them all.
+    // where a search would pay for it, as a full build).
     let patching = old_meta.checksums.contains_key(patch::FILE) || old_meta.indexed_nodes >= ctx.opts.patch_from;
-    let (decoded, sum) = super::icfg_file::read_with(&path, !patching);
-    if sum.ok().as_ref() != old_meta.checksums.get("icfg.bin") {
-        return Err(corrupt(format!("{} differs from the checksum meta.json records", path.display())));
+    {
+        let mut seen = super::verified::Verified::load(gen);
+        check(&mut seen, "icfg.bin", &old_meta)?;
+        seen.save();
     }
-    let mut icfg = decoded.map_err(corrupt)?;
+    let mut icfg = super::icfg_file::read(&path).map_err(corrupt)?;
     // A patched generation's ICFG is its base's with the patch's change applied.
     let old_patch = match old_meta.checksums.contains_key(patch::FILE) {
         true => Some(Patch::from_bytes(&read_checked(gen, patch::FILE, &old_meta)?).map_err(corrupt)?),
@@ -240,8 +241,12 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
     let mut old_targets: HashMap<(usize, u32), (u32, Vec<u32>)> = HashMap::new();
     for c in &icfg.calls {
         let node = &icfg.graph[c.node];
-        let caller = &icfg.functions[node.function as usize];
         if let Some(call) = node.calls.get(c.call as usize) {
+            // A call looks up its own name, but for Java's `this(...)` (the caller's class).
+            if call.name != "this" && !changed_names.contains(call.name.as_str()) {
+                continue;
+            }
+            let caller = &icfg.functions[node.function as usize];
             if changed_names.contains(Icfg::callee_name(caller, call)) {
                 old_targets.insert((c.node.index(), c.call), (node.function, c.targets.clone()));
             }
@@ -263,12 +268,29 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
         }
     }
     lap("resolve");
+    // The graph's edge count moves by the call and return edges of the nodes whose sites
+    // change (those re-resolved, those of removed functions) and of their successors, and
+    // by the intraprocedural edges of the functions removed and added.
+    let mut touched: Vec<NodeIndex> = sites.iter().map(|s| s.node).chain(removed_nodes.iter().map(|&n| NodeIndex::new(n as usize))).collect();
+    touched.sort_unstable();
+    touched.dedup();
+    let mut next: Vec<NodeIndex> = touched.iter().flat_map(|&n| icfg.successors_within(n)).collect();
+    next.sort_unstable();
+    next.dedup();
+    let out_edges = |n: usize| icfg.successors_within(NodeIndex::new(n)).count() as i64;
+    let intra: i64 = (old_nodes..icfg.graph.node_count()).map(out_edges).sum::<i64>() - removed_nodes.iter().map(|&n| out_edges(n as usize)).sum::<i64>();
+    let was_live = |f: u32| f < old_fns && (!icfg.functions[f as usize].removed || removed_fns.binary_search(&f).is_ok());
+    let before = icfg.call_edges_of(&touched, &next, &was_live) as i64;
     // New sites stand in for old ones; the graph keeps its intraprocedural edges alone, and
     // rows read call and return edges from the sites.
     let new_sites: Vec<crate::graph::CallSite> = sites.clone();
     let replaced = icfg.replace_sites(sites, &removed_fns);
+    let after = icfg.call_edges_of(&touched, &next, &|f| !icfg.functions[f as usize].removed) as i64;
+    let edge_count = usize::try_from(old_meta.edges as i64 + intra + after - before).map_err(|_| corrupt("meta.json's edge count is below what the update removes".into()))?;
     let mut rows = Rows::new(&icfg);
-    let edge_count = rows.edge_count();
+    if ctx.opts.check_update && rows.edge_count() != edge_count {
+        return Err(corrupt(format!("update self-check: {} edges counted whole, {edge_count} by the change", rows.edge_count())));
+    }
     lap("relink");
 
     // Rows that can differ from the old graph's: those of a node a dropped or new site's
@@ -320,19 +342,11 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
     file_nodes.sort_unstable();
     let gcn_rows: Vec<(u32, Vec<u32>)> = file_nodes.iter().map(|&n| (n, rows.row(n, true))).collect();
     drop(rows);
-    if patching {
-        // Every node the vectors and shapes below read is in these files: a node's
-        // receptive field is within its file, and a caller whose targets changed has a
-        // site among the rows above.
-        let from_file: Vec<u32> = file_nodes.iter().copied().filter(|&n| (n as usize) < base.0).collect();
-        Store::open(&gen.join("index.sqlite"))?.fill_texts(&mut icfg, &from_file)?;
-        if ctx.opts.check_update {
-            let whole = super::icfg_file::read(&path).0.map_err(corrupt)?;
-            if let Some(&n) = from_file.iter().find(|&&n| whole.graph[NodeIndex::new(n as usize)].text != icfg.graph[NodeIndex::new(n as usize)].text) {
-                return Err(corrupt(format!("update self-check: node {n}'s text differs from icfg.bin's")));
-            }
-        }
-    }
+    // Every node the vectors and shapes below read is in these files (a node's receptive
+    // field is within its file, and a caller whose targets changed has a site among the
+    // rows above): their statement texts, which `icfg.bin` leaves out, from the database.
+    let from_file: Vec<u32> = file_nodes.iter().copied().filter(|&n| (n as usize) < base.0).collect();
+    Store::open(&gen.join("index.sqlite"))?.fill_texts(&mut icfg, &from_file)?;
     let gcn = Csr::from_rows(n_nodes, &gcn_rows);
     drop(gcn_rows);
     if ctx.opts.check_update {
@@ -497,11 +511,21 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
     let fn_ids: Vec<u64> = new_fns.clone().map(u64::from).collect();
     let removed_fn_ids: Vec<u64> = removed_fns.iter().map(|&f| f as u64).collect();
     let new_gen = commit(ctx.dir, ctx.model_dir, progress, |tmp| {
+        // The nodes' database of the last full build, which no update writes (new nodes
+        // go to the main database's own table), linked with the sum it was written with.
+        let mut meta = meta;
+        {
+            let mut seen = super::verified::Verified::load(gen);
+            check(&mut seen, store::NODES, &old_meta)?;
+            seen.save();
+        }
+        patch::link(gen, tmp, store::NODES)?;
+        let sum = old_meta.checksums.get(store::NODES).ok_or_else(|| corrupt(format!("meta.json records no checksum of {}", store::NODES)))?;
+        meta.checksums.insert(store::NODES.to_string(), sum.clone());
         if patching {
             // The base's files, linked with the sums they were written with; each found
             // whole first (read again only where its record no longer holds), since the
             // new generation will trust it as the old one did.
-            let mut meta = meta;
             let mut seen = super::verified::Verified::load(gen);
             for name in patch::LINKED {
                 if gen.join(name).exists() {
