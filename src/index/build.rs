@@ -629,7 +629,7 @@ pub(crate) fn resident_bytes() -> Option<u64> {
 }
 
 /// A size line of `/proc/self/status` (`VmRSS:` now, `VmHWM:` the peak so far), in bytes.
-fn resident_bytes_at(key: &str) -> Option<u64> {
+pub(crate) fn resident_bytes_at(key: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let kb: u64 = status.lines().find_map(|l| l.strip_prefix(key))?.trim().trim_end_matches("kB").trim().parse().ok()?;
     Some(kb * 1024)

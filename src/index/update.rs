@@ -127,7 +127,11 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
     let gen = ctx.gen;
     let mut t = Instant::now();
     let mut lap = |what: &str| {
-        log::debug!("update {what}: {:.1} ms", t.elapsed().as_secs_f64() * 1000.0);
+        if log::log_enabled!(log::Level::Debug) {
+            let mb = |b: Option<u64>| b.map_or(0, |b| b >> 20);
+            let (now, peak) = (mb(super::build::resident_bytes()), mb(super::build::resident_bytes_at("VmHWM:")));
+            log::debug!("update {what}: {:.1} ms (resident {now} MiB, peak {peak} MiB)", t.elapsed().as_secs_f64() * 1000.0);
+        }
         t = Instant::now();
     };
     let old_meta = read_meta(gen)?;
