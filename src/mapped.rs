@@ -17,6 +17,19 @@ impl Bytes {
         // generation promises.
         Ok(Bytes::Mapped(unsafe { memmap2::Mmap::map(&file)? }))
     }
+
+    /// [`Bytes::map`] for a reader of a few scattered records: the kernel maps only the
+    /// pages read, where it would otherwise map the pages around each (a large folio's
+    /// worth, on file systems that cache in large folios), which a resident-size budget
+    /// pays for.
+    pub fn map_sparse(path: &Path) -> std::io::Result<Bytes> {
+        let b = Bytes::map(path)?;
+        if let Bytes::Mapped(m) = &b {
+            // Advice only: a kernel that ignores it maps as it would.
+            let _ = m.advise(memmap2::Advice::Random);
+        }
+        Ok(b)
+    }
 }
 
 impl std::ops::Deref for Bytes {

@@ -181,7 +181,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
         let mut seen = super::verified::Verified::load(gen);
         check(&mut seen, "graph.bin", &old_meta)?;
         seen.save();
-        let g = Csr::mapped(crate::mapped::Bytes::map(&gen.join("graph.bin")).map_err(|e| corrupt(format!("graph.bin: {e}")))?)
+        let g = Csr::mapped(crate::mapped::Bytes::map_sparse(&gen.join("graph.bin")).map_err(|e| corrupt(format!("graph.bin: {e}")))?)
             .ok_or_else(|| corrupt("graph.bin is not a graph".into()))?;
         match &old_patch {
             Some(p) => g.with_overlay(&p.graph).ok_or_else(|| corrupt(format!("{}'s graph rows are not well formed", patch::FILE)))?,
