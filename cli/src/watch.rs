@@ -78,8 +78,10 @@ pub fn run(a: WatchArgs) -> Result<()> {
     let root_paths = abs_roots.clone();
     // Which folder each watch is on: events about a root name come for every visit of
     // it, and only a new folder there needs a new watch.
-    let identity = |p: &Path| std::fs::metadata(p).ok().filter(|m| m.is_dir()).map(|m| (m.dev(), m.ino()));
-    let mut watched: Vec<Option<(u64, u64)>> = root_paths.iter().map(|r| identity(r)).collect();
+    // With its birth time where the file system records one: a folder removed and made
+    // again at once often gets the inode number it had.
+    let identity = |p: &Path| std::fs::metadata(p).ok().filter(|m| m.is_dir()).map(|m| (m.dev(), m.ino(), m.created().ok()));
+    let mut watched: Vec<Option<(u64, u64, Option<std::time::SystemTime>)>> = root_paths.iter().map(|r| identity(r)).collect();
     for r in &root_paths {
         if let Some(parent) = r.parent().filter(|_| r.is_dir()) {
             if let Err(e) = watcher.watch(parent, RecursiveMode::NonRecursive) {
