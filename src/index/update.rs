@@ -122,6 +122,14 @@ fn corrupt(e: String) -> IndexError {
     IndexError::Corrupt(e)
 }
 
+/// Finds `gen`'s file `name` whole, as [`check`] does, keeping the record of what was found.
+fn check_file(gen: &Path, name: &str, meta: &IndexMeta) -> Result<(), IndexError> {
+    let mut seen = super::verified::Verified::load(gen);
+    check(&mut seen, name, meta)?;
+    seen.save();
+    Ok(())
+}
+
 /// Updates the index at `ctx.gen` for `diff` into a new generation.
 pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Instant, progress: Progress) -> Result<Outcome, IndexError> {
     let gen = ctx.gen;
@@ -149,11 +157,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
     // already); as every file anew when it is small (or below, when the patch has grown to
     // where a search would pay for it, as a full build).
     let patching = old_meta.checksums.contains_key(patch::FILE) || old_meta.indexed_nodes >= ctx.opts.patch_from;
-    {
-        let mut seen = super::verified::Verified::load(gen);
-        check(&mut seen, "icfg.bin", &old_meta)?;
-        seen.save();
-    }
+    check_file(gen, "icfg.bin", &old_meta)?;
     let mut icfg = super::icfg_file::read(&path).map_err(corrupt)?;
     // A patched generation's ICFG is its base's with the patch's change applied.
     let old_patch = match old_meta.checksums.contains_key(patch::FILE) {
@@ -178,9 +182,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
     // The adjacency before the change, mapped: the rows an update replaces are compared
     // with it, and a patch's rows are laid over it.
     let old_graph = {
-        let mut seen = super::verified::Verified::load(gen);
-        check(&mut seen, "graph.bin", &old_meta)?;
-        seen.save();
+        check_file(gen, "graph.bin", &old_meta)?;
         let g = Csr::mapped(crate::mapped::Bytes::map_sparse(&gen.join("graph.bin")).map_err(|e| corrupt(format!("graph.bin: {e}")))?)
             .ok_or_else(|| corrupt("graph.bin is not a graph".into()))?;
         match &old_patch {
@@ -518,11 +520,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
         // The nodes' database of the last full build, which no update writes (new nodes
         // go to the main database's own table), linked with the sum it was written with.
         let mut meta = meta;
-        {
-            let mut seen = super::verified::Verified::load(gen);
-            check(&mut seen, store::NODES, &old_meta)?;
-            seen.save();
-        }
+        check_file(gen, store::NODES, &old_meta)?;
         patch::link(gen, tmp, store::NODES)?;
         let sum = old_meta.checksums.get(store::NODES).ok_or_else(|| corrupt(format!("meta.json records no checksum of {}", store::NODES)))?;
         meta.checksums.insert(store::NODES.to_string(), sum.clone());
