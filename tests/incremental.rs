@@ -310,3 +310,25 @@ fn an_update_that_makes_or_unmakes_a_hub_rewrites_the_rows_it_joins() {
     }
     assert!(Index::open(&patched, None, 32).unwrap().meta.checksums.contains_key(index::patch::FILE));
 }
+
+/// A new call into a function whose other callers are in files the change does not touch:
+/// the callee's EXIT row returns to those callers, so a patching update, which reads the
+/// edges of the files its rows reach alone, must read theirs too (its self-check reads
+/// every file's and compares).
+#[test]
+fn a_new_call_rewrites_the_return_rows_into_untouched_files() {
+    let work = tempfile::tempdir().unwrap();
+    let tree = work.path().join("src");
+    std::fs::create_dir_all(&tree).unwrap();
+    std::fs::write(tree.join("lib.c"), "int step(int x) { if (x > 2) return x - 1; return x + 1; }\n").unwrap();
+    std::fs::write(tree.join("user.c"), "int u(int x) { x = step(x); return x * 3; }\nint w(int y) { return y; }\n").unwrap();
+    let enc = TextEncoders::defaults(None, CacheAt::Default);
+    let dir = work.path().join("patched");
+    assert!(!build_patching(&tree, &dir, &enc, Some("Flat"), 0).updated);
+    std::fs::write(tree.join("new.c"), "int v(int x) { int y = step(x); return y * 2; }\n").unwrap();
+    let r = build_patching(&tree, &dir, &enc, Some("Flat"), 0);
+    assert!(r.updated, "not an update ({:?})", r.full_reason);
+    std::fs::write(tree.join("new.c"), "int v(int x) { return x; }\n").unwrap();
+    let r = build_patching(&tree, &dir, &enc, Some("Flat"), 0);
+    assert!(r.updated, "not an update ({:?})", r.full_reason);
+}

@@ -364,6 +364,13 @@ fn overlay_bytes(n: usize, rows: &[u32], offsets: &[u32], targets: &[u32]) -> Ve
     out
 }
 
+/// What [`Rows`] holds beside its ICFG ([`Rows::release`]).
+pub struct Naming {
+    offsets: Vec<u32>,
+    naming: Vec<u32>,
+    callers: HashMap<u32, usize>,
+}
+
 /// Rows of [`Csr::from_icfg`] (or with `same_file`, [`Csr::within_files`]) read from an
 /// ICFG whose graph holds its intraprocedural edges only, the call and return edges taken
 /// from its sites, as an update holds it: the rows a change touches, without the
@@ -397,6 +404,32 @@ impl<'a> Rows<'a> {
             }
         }
         Rows { icfg, offsets, naming, callers: HashMap::new() }
+    }
+
+    /// What the rows are read with, apart from the ICFG: kept while the ICFG gains nodes'
+    /// edges (its sites unchanged), then given back to [`Rows::resume`].
+    pub fn release(self) -> Naming {
+        Naming { offsets: self.offsets, naming: self.naming, callers: self.callers }
+    }
+
+    /// [`Rows::new`] of `icfg` with what [`Rows::release`] kept: `icfg`'s sites must be
+    /// those they were.
+    pub fn resume(icfg: &'a Icfg, n: Naming) -> Rows<'a> {
+        Rows { icfg, offsets: n.offsets, naming: n.naming, callers: n.callers }
+    }
+
+    /// The files whose intraprocedural edges [`Rows::row`] reads for node `n`, into `out`:
+    /// its own, and for a function's EXIT the files of its callers (the return edges go
+    /// to the nodes after their calls), unless it is a hub, whose return edges the rows
+    /// leave out.
+    pub fn files_read(&mut self, n: u32, out: &mut Vec<u32>) {
+        let icfg = self.icfg;
+        let node = &icfg.graph[petgraph::graph::NodeIndex::new(n as usize)];
+        out.push(node.file);
+        let f = &icfg.functions[node.function as usize];
+        if !f.removed && f.exit.index() == n as usize && self.callers(node.function) <= HUB_CALLERS {
+            out.extend(self.naming(node.function).map(|c| icfg.graph[c.node].file));
+        }
     }
 
     /// The live sites that name function `f`, in node order.

@@ -417,6 +417,13 @@ fn u32_column(r: &mut R, n: usize, delta: bool) -> Res<Vec<u32>> {
 /// statement texts; every id is checked, so a damaged file is an error, never a panic
 /// later. The caller checks the file's sum.
 pub fn read(path: &std::path::Path) -> Result<Icfg, String> {
+    let parts = table_of(path)?;
+    decode_from(Source::File(path), parts, false).map(|(icfg, _)| icfg)
+}
+
+/// The table of the sections of `icfg.bin` at `path`: where each starts, its stored and
+/// its raw length.
+fn table_of(path: &std::path::Path) -> Res<[(u64, u64, u64); SECTIONS]> {
     let len = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?.len();
     let mut head = vec![0u8; 12 + SECTIONS * 16];
     {
@@ -424,15 +431,159 @@ pub fn read(path: &std::path::Path) -> Result<Icfg, String> {
         let mut f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
         f.read_exact(&mut head).map_err(|_| "icfg.bin is not an ICFG file".to_string())?;
     }
-    decode_from(Source::File(path), &head, len)
+    table(&head, len)
 }
 
 /// [`read`] of `icfg.bin`'s bytes in memory ([`encode`]'s).
 pub fn decode(bytes: &[u8]) -> Result<Icfg, String> {
-    decode_from(Source::Bytes(bytes), bytes.get(..12 + SECTIONS * 16).ok_or("icfg.bin is not an ICFG file")?, bytes.len() as u64)
+    let parts = table(bytes.get(..12 + SECTIONS * 16).ok_or("icfg.bin is not an ICFG file")?, bytes.len() as u64)?;
+    decode_from(Source::Bytes(bytes), parts, false).map(|(icfg, _)| icfg)
 }
 
-fn decode_from(src: Source, head: &[u8], len: u64) -> Result<Icfg, String> {
+/// What an update of a large index needs of `icfg.bin` first: the files, functions and
+/// call sites, and each node without its calls and edges. The [`Parts`] returned give
+/// nodes their calls and edges where the update reaches ([`Parts::calls_named`],
+/// [`Parts::add_edges`]): on the Linux tree, millions of call names and intraprocedural
+/// edges that a one-file change never reads.
+pub fn read_parts(path: &std::path::Path) -> Result<(Icfg, Parts), String> {
+    let table = table_of(path)?;
+    let (icfg, edges) = decode_from(Source::File(path), table, true)?;
+    let (from, to, kinds) = edges.unwrap_or_default();
+    let parts = Parts { path: path.to_path_buf(), calls_at: table[3], nodes: icfg.graph.node_count(), from, to, kinds, done: vec![false; icfg.files.len()] };
+    Ok((icfg, parts))
+}
+
+/// The calls and intraprocedural edges of an ICFG [`read_parts`] read, handed out to the
+/// nodes of the files that need them. Nodes and files added to the ICFG later (a patch's,
+/// a change's) come whole and are not this reader's.
+pub struct Parts {
+    path: std::path::PathBuf,
+    calls_at: (u64, u64, u64),
+    /// How many nodes the file holds.
+    nodes: usize,
+    /// The edges, as the file lists them.
+    from: Vec<u32>,
+    to: Vec<u32>,
+    kinds: Vec<u8>,
+    /// The files whose nodes have their edges.
+    done: Vec<bool>,
+}
+
+impl Parts {
+    /// Gives every node of each live function of the file that has a call whose name
+    /// `wanted` selects its calls (a function's nodes all: its shape counts their calls),
+    /// and returns those functions. One pass over the calls, which keeps only the current
+    /// function's.
+    pub fn calls_named(&self, icfg: &mut Icfg, wanted: &dyn Fn(&str) -> bool) -> Result<Vec<u32>, String> {
+        let mut found = Vec::new();
+        let graph = &mut icfg.graph;
+        let functions = &icfg.functions;
+        let nodes = self.nodes;
+        // The current function, its nodes (id, calls) and their calls' bytes.
+        let mut current: Option<u32> = None;
+        let mut held: Vec<(usize, u32)> = Vec::new();
+        let mut bytes: Vec<u8> = Vec::new();
+        let mut hit = false;
+        let mut give = |current: Option<u32>, held: &mut Vec<(usize, u32)>, bytes: &mut Vec<u8>, hit: bool, graph: &mut petgraph::graph::DiGraph<Node, EdgeKind>| -> Res<()> {
+            if let Some(f) = current.filter(|&f| hit && !functions[f as usize].removed) {
+                let mut r = R::new(bytes, 0);
+                for &(n, k) in held.iter() {
+                    let calls = (0..k).map(|_| Ok(CallRef { name: r.str()?, qualifier: r.str()?, argc: r.u32()?, member: r.u8()? == 1 })).collect::<Res<Vec<_>>>()?;
+                    graph[NodeIndex::new(n)].calls = calls.into();
+                }
+                found.push(f);
+            }
+            held.clear();
+            bytes.clear();
+            Ok(())
+        };
+        section(Source::File(&self.path), self.calls_at, |rc, raw| {
+            if bounded(rc, raw, 4)? != nodes {
+                return Err("icfg.bin: the calls are not of the nodes".into());
+            }
+            let mut i = 0;
+            while i < nodes {
+                let k = (nodes - i).min(BLOCK);
+                let counts = u32_column(rc, k, false)?;
+                for (j, &count) in counts.iter().enumerate() {
+                    let n = i + j;
+                    let f = graph[NodeIndex::new(n)].function;
+                    if current != Some(f) {
+                        give(current, &mut held, &mut bytes, hit, graph)?;
+                        (current, hit) = (Some(f), false);
+                    }
+                    if count > 0 {
+                        held.push((n, count));
+                    }
+                    for _ in 0..count {
+                        hit |= call_record(rc, &mut bytes, wanted)?;
+                    }
+                }
+                i += k;
+            }
+            give(current, &mut held, &mut bytes, hit, graph)
+        })?;
+        Ok(found)
+    }
+
+    /// Adds the intraprocedural edges of every node of `files` (those this reader read)
+    /// that it has not added yet: those of a node are all added at once, in the file's
+    /// order, so each node lists them as a whole read would.
+    pub fn add_edges(&mut self, icfg: &mut Icfg, files: impl IntoIterator<Item = u32>) {
+        let mut new = vec![false; self.done.len()];
+        let mut any = false;
+        for f in files {
+            if let Some(d) = self.done.get_mut(f as usize).filter(|d| !**d) {
+                *d = true;
+                new[f as usize] = true;
+                any = true;
+            }
+        }
+        if !any {
+            return;
+        }
+        // A function's nodes are one range, and a node's edges stay within its function.
+        let mut wanted = vec![0u64; self.nodes.div_ceil(64)];
+        for f in 0..icfg.functions.len() as u32 {
+            let func = &icfg.functions[f as usize];
+            if func.entry.index() < self.nodes && new.get(func.meta.file as usize) == Some(&true) {
+                for n in icfg.function_nodes(f).filter(|&n| n < self.nodes) {
+                    wanted[n / 64] |= 1 << (n % 64);
+                }
+            }
+        }
+        for ((&a, &b), &k) in self.from.iter().zip(&self.to).zip(&self.kinds) {
+            if wanted[a as usize / 64] & (1 << (a % 64)) != 0 {
+                icfg.graph.add_edge(NodeIndex::new(a as usize), NodeIndex::new(b as usize), EdgeKind::ALL[k as usize]);
+            }
+        }
+    }
+
+    /// Adds the edges of every file.
+    pub fn add_all_edges(&mut self, icfg: &mut Icfg) {
+        self.add_edges(icfg, 0..self.done.len() as u32);
+    }
+}
+
+/// One call record read from `r` and appended to `out` as it was; whether `wanted`
+/// selects its name.
+fn call_record(r: &mut R, out: &mut Vec<u8>, wanted: &dyn Fn(&str) -> bool) -> Res<bool> {
+    let n = r.u32()?;
+    let name = r.take(n as usize)?;
+    let hit = wanted(std::str::from_utf8(name).map_err(|_| "icfg.bin holds a string that is not UTF-8".to_string())?);
+    out.extend_from_slice(&n.to_le_bytes());
+    out.extend_from_slice(name);
+    let q = r.u32()?;
+    out.extend_from_slice(&q.to_le_bytes());
+    out.extend_from_slice(r.take(q as usize)?);
+    out.extend_from_slice(r.take(5)?);
+    Ok(hit)
+}
+
+/// Edge columns (from, to, kind) of a read that keeps them apart.
+type EdgeColumns = (Vec<u32>, Vec<u32>, Vec<u8>);
+
+fn table(head: &[u8], len: u64) -> Res<[(u64, u64, u64); SECTIONS]> {
     if &head[..8] != MAGIC || u32::from_le_bytes(head[8..12].try_into().expect("4 bytes")) as usize != SECTIONS {
         return Err("icfg.bin is not an ICFG file of this beryl".into());
     }
@@ -446,11 +597,17 @@ fn decode_from(src: Source, head: &[u8], len: u64) -> Result<Icfg, String> {
     if at != len {
         return Err(format!("icfg.bin holds {len} bytes, its sections {at}"));
     }
+    Ok(parts)
+}
+
+/// The ICFG of the sections `parts` of `src`; with `apart`, its nodes without calls, and
+/// its edges returned as columns instead of added to the graph.
+fn decode_from(src: Source, parts: [(u64, u64, u64); SECTIONS], apart: bool) -> Result<(Icfg, Option<EdgeColumns>), String> {
     // Files, functions, sites and edges on one thread; nodes and their calls, which the
     // graph is built from, on this one, which then adds the edges the other hands it a
     // block at a time (eleven million on the Linux tree: held whole beside the graph's own,
     // they would raise the peak by a tenth).
-    type Rest = (Vec<SourceFile>, Vec<Function>, Vec<CallSite>);
+    type Rest = (Vec<SourceFile>, Vec<Function>, Vec<CallSite>, Option<EdgeColumns>);
     let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Vec<(u32, u32, u8)>)>(4);
     let (rest, graph) = std::thread::scope(|s| {
         let rest = s.spawn(move || -> Res<Rest> {
@@ -475,6 +632,24 @@ fn decode_from(src: Source, head: &[u8], len: u64) -> Result<Icfg, String> {
                     })
                     .collect())
             })?;
+            if apart {
+                drop(tx);
+                let columns = section(src, parts[4], |r, raw| {
+                    let m = bounded(r, raw, 9)?;
+                    let (mut from, mut to, mut kinds) = (Vec::with_capacity(m), Vec::with_capacity(m), Vec::with_capacity(m));
+                    let mut i = 0;
+                    while i < m {
+                        let k = (m - i).min(BLOCK);
+                        let a = u32_column(r, k, true)?;
+                        to.extend(u32_column(r, k, false)?.iter().zip(&a).map(|(&d, &a)| a.wrapping_add(d)));
+                        from.extend(a);
+                        column(r, k, 1, |_, b| kinds.push(b[0]))?;
+                        i += k;
+                    }
+                    Ok((from, to, kinds))
+                })?;
+                return Ok((files, functions, sites, Some(columns)));
+            }
             section(src, parts[4], |r, raw| {
                 let m = bounded(r, raw, 9)?;
                 // The count first, then the blocks; a reader that has stopped ends this.
@@ -495,9 +670,9 @@ fn decode_from(src: Source, head: &[u8], len: u64) -> Result<Icfg, String> {
                 }
                 Ok(())
             })?;
-            Ok((files, functions, sites))
+            Ok((files, functions, sites, None))
         });
-        let graph = read_nodes(src, parts[2], parts[3]).and_then(|mut graph| {
+        let graph = read_nodes(src, parts[2], (!apart).then_some(parts[3])).and_then(|mut graph| {
             let n_nodes = graph.node_count();
             let mut blocks = rx.iter();
             if let Some((m, _)) = blocks.next() {
@@ -519,67 +694,89 @@ fn decode_from(src: Source, head: &[u8], len: u64) -> Result<Icfg, String> {
         (rest.join().unwrap_or_else(|_| Err("icfg.bin: a reading thread failed".into())), graph)
     });
     // The other thread's error first: it explains edges that stopped short.
-    let (files, functions, mut sites) = rest?;
+    let (files, functions, mut sites, edges) = rest?;
     let mut icfg = Icfg { graph: graph?, files, functions, calls: Vec::new() };
     check_ids(&icfg, (0, 0, 0))?;
     let (n_nodes, n_functions) = (icfg.graph.node_count(), icfg.functions.len());
     if sites.iter().any(|c| c.node.index() >= n_nodes || c.targets.iter().any(|&t| t as usize >= n_functions)) {
         return Err("icfg.bin: a call site out of range".into());
     }
+    if let Some((from, to, kinds)) = &edges {
+        if from.iter().chain(to).any(|&a| a as usize >= n_nodes) {
+            return Err("icfg.bin: an edge out of range".into());
+        }
+        if kinds.iter().any(|&k| k as usize >= EdgeKind::ALL.len()) {
+            return Err("icfg.bin: unknown edge kind".into());
+        }
+    }
     sites.sort_by_key(|c| (c.node.index(), c.call));
     icfg.calls = sites;
-    Ok(icfg)
+    Ok((icfg, edges))
 }
 
 /// The graph's nodes, each built whole from its block of the node columns and of the
-/// calls (the two sections are read side by side).
-fn read_nodes(src: Source, nodes_at: (u64, u64, u64), calls_at: (u64, u64, u64)) -> Res<petgraph::graph::DiGraph<Node, EdgeKind>> {
+/// calls (the two sections are read side by side); without calls when `calls_at` is none.
+fn read_nodes(src: Source, nodes_at: (u64, u64, u64), calls_at: Option<(u64, u64, u64)>) -> Res<petgraph::graph::DiGraph<Node, EdgeKind>> {
     let mut graph = petgraph::graph::DiGraph::new();
-    section(src, nodes_at, |r, raw| {
-        section(src, calls_at, |rc, raw_calls| {
-            let n = bounded(r, raw, 30)?;
-            if bounded(rc, raw_calls, 4)? != n {
-                return Err("icfg.bin: the calls are not of the nodes".into());
-            }
-            graph.reserve_nodes(n);
-            let mut cols: [Vec<u32>; 7] = Default::default();
-            let mut i = 0;
-            while i < n {
-                let k = (n - i).min(BLOCK);
-                let kinds = r.take(k)?.to_vec();
-                let langs = r.take(k)?.to_vec();
-                for (col, (_, delta)) in cols.iter_mut().zip(NODE_COLUMNS) {
-                    *col = u32_column(r, k, delta)?;
-                }
-                let counts = u32_column(rc, k, false)?;
-                if counts.iter().map(|&c| c as u64).sum::<u64>().saturating_mul(13) > raw_calls {
-                    return Err("icfg.bin: a count exceeds its section".into());
-                }
-                for j in 0..k {
-                    let kind = *NodeKind::ALL.get(kinds[j] as usize).ok_or("icfg.bin: unknown node kind")?;
-                    let lang = *LANGS.get(langs[j] as usize).ok_or("icfg.bin: unknown language")?;
-                    let calls = (0..counts[j])
-                        .map(|_| Ok(CallRef { name: rc.str()?, qualifier: rc.str()?, argc: rc.u32()?, member: rc.u8()? == 1 }))
-                        .collect::<Res<Vec<_>>>()?;
-                    let c = |x: usize| cols[x][j];
-                    graph.add_node(Node {
-                        kind,
-                        lang,
-                        file: c(0),
-                        function: c(1),
-                        bytes: (c(2), c(2).wrapping_add(c(3))),
-                        lines: (c(4), c(4).wrapping_add(c(5))),
-                        text: Box::default(),
-                        calls: calls.into(),
-                        parent: c(6).checked_sub(1),
-                    });
-                }
-                i += k;
-            }
-            Ok(())
-        })
+    section(src, nodes_at, |r, raw| match calls_at {
+        Some(at) => section(src, at, |rc, raw_calls| add_nodes(&mut graph, r, raw, Some((rc, raw_calls)))),
+        None => add_nodes(&mut graph, r, raw, None),
     })?;
     Ok(graph)
+}
+
+/// The nodes of the node section `r` (`raw` bytes), with their calls from `calls` where
+/// given.
+fn add_nodes(graph: &mut petgraph::graph::DiGraph<Node, EdgeKind>, r: &mut R, raw: u64, mut calls: Option<(&mut R, u64)>) -> Res<()> {
+    let n = bounded(r, raw, 30)?;
+    if let Some((rc, raw_calls)) = calls.as_mut() {
+        if bounded(rc, *raw_calls, 4)? != n {
+            return Err("icfg.bin: the calls are not of the nodes".into());
+        }
+    }
+    graph.reserve_nodes(n);
+    let mut cols: [Vec<u32>; 7] = Default::default();
+    let mut counts = Vec::new();
+    let mut i = 0;
+    while i < n {
+        let k = (n - i).min(BLOCK);
+        let kinds = r.take(k)?.to_vec();
+        let langs = r.take(k)?.to_vec();
+        for (col, (_, delta)) in cols.iter_mut().zip(NODE_COLUMNS) {
+            *col = u32_column(r, k, delta)?;
+        }
+        if let Some((rc, raw_calls)) = calls.as_mut() {
+            counts = u32_column(rc, k, false)?;
+            if counts.iter().map(|&c| c as u64).sum::<u64>().saturating_mul(13) > *raw_calls {
+                return Err("icfg.bin: a count exceeds its section".into());
+            }
+        }
+        for j in 0..k {
+            let kind = *NodeKind::ALL.get(kinds[j] as usize).ok_or("icfg.bin: unknown node kind")?;
+            let lang = *LANGS.get(langs[j] as usize).ok_or("icfg.bin: unknown language")?;
+            let node_calls: Box<[CallRef]> = match calls.as_mut() {
+                Some((rc, _)) => (0..counts[j])
+                    .map(|_| Ok(CallRef { name: rc.str()?, qualifier: rc.str()?, argc: rc.u32()?, member: rc.u8()? == 1 }))
+                    .collect::<Res<Vec<_>>>()?
+                    .into(),
+                None => Box::default(),
+            };
+            let c = |x: usize| cols[x][j];
+            graph.add_node(Node {
+                kind,
+                lang,
+                file: c(0),
+                function: c(1),
+                bytes: (c(2), c(2).wrapping_add(c(3))),
+                lines: (c(4), c(4).wrapping_add(c(5))),
+                text: Box::default(),
+                calls: node_calls,
+                parent: c(6).checked_sub(1),
+            });
+        }
+        i += k;
+    }
+    Ok(())
 }
 
 fn put_file(w: &mut W, f: &SourceFile) {
@@ -926,5 +1123,48 @@ mod tests {
         std::fs::write(&p, &bytes[..bytes.len() - 1]).unwrap();
         assert!(read(&p).is_err());
         assert!(read(&dir.path().join("missing")).is_err());
+        assert!(read_parts(&p).is_err());
+    }
+
+    #[test]
+    fn a_read_in_parts_gives_the_nodes_asked_for_what_a_whole_read_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let many: String = (0..40).map(|i| format!("int m{i}(int x) {{ while (x > {i}) {{ if (x % 2) x = sq(x); else x--; }} return m{}(x); }}\n", (i + 1) % 40)).collect();
+        std::fs::write(dir.path().join("a.c"), "int sq(int x) { return x * x; }\nint f(int n) { int s = 0; for (int i = 0; i < n; i++) s += sq(i); return s; }\n").unwrap();
+        std::fs::write(dir.path().join("c.c"), format!("int sq(int x);\n{many}")).unwrap();
+        std::fs::write(dir.path().join("d.c"), "int lone(int y) { if (y) return 1; return 0; }\n").unwrap();
+        let icfg = crate::corpus::load(&[dir.path().to_path_buf()], &Default::default()).icfg;
+        let p = dir.path().join("icfg.bin");
+        write(&icfg, &p).unwrap();
+        let whole = read(&p).unwrap();
+        let (mut part, mut parts) = read_parts(&p).unwrap();
+        assert_eq!(part.graph.node_count(), whole.graph.node_count());
+        assert_eq!(part.graph.edge_count(), 0);
+        assert!(part.graph.node_weights().all(|n| n.calls.is_empty()));
+        assert_eq!(part.calls.len(), whole.calls.len());
+        // Calls of `m7`: m6 makes one; each of its nodes gets its calls, no other node.
+        let found = parts.calls_named(&mut part, &|name| name == "m7").unwrap();
+        assert_eq!(found.iter().map(|&f| part.functions[f as usize].meta.name.as_str()).collect::<Vec<_>>(), ["m6"]);
+        for i in part.graph.node_indices() {
+            let asked = part.graph[i].function == found[0];
+            assert_eq!(part.graph[i].calls, if asked { whole.graph[i].calls.clone() } else { Box::default() });
+        }
+        // Edges of one file, then of all: each node's as the whole read lists them.
+        let d = part.files.iter().position(|f| f.path.ends_with("d.c")).unwrap() as u32;
+        parts.add_edges(&mut part, [d]);
+        let in_d = |g: &Icfg, i: NodeIndex| g.graph[i].file == d;
+        let listed = |g: &Icfg, i: NodeIndex| g.graph.edges(i).map(|e| (e.target(), *e.weight())).collect::<Vec<_>>();
+        for i in part.graph.node_indices() {
+            let expect = if in_d(&whole, i) { listed(&whole, i) } else { Vec::new() };
+            assert_eq!(listed(&part, i), expect);
+        }
+        parts.add_edges(&mut part, [d]);
+        parts.add_all_edges(&mut part);
+        assert_eq!(part.graph.edge_count(), whole.graph.edge_count());
+        for i in part.graph.node_indices() {
+            assert_eq!(listed(&part, i), listed(&whole, i));
+        }
+        assert!(parts.calls_named(&mut part, &|_| true).unwrap().len() >= 41);
+        assert_eq!(part.graph.node_weights().map(|n| n.calls.clone()).collect::<Vec<_>>(), whole.graph.node_weights().map(|n| n.calls.clone()).collect::<Vec<_>>());
     }
 }

@@ -101,13 +101,17 @@ fn insert_nodes(tx: &rusqlite::Transaction, icfg: &Icfg, functions: std::ops::Ra
 
 /// Replaces the stamps ([`super::stamps`]); the table is made where an index written
 /// before stamps lacks it.
-fn set_stamps(tx: &rusqlite::Transaction, stamps: &[(String, Stamp)]) -> Result<(), IndexError> {
+/// Drops the stamps of `gone` and sets `stamps`, the others kept.
+fn change_stamps(tx: &rusqlite::Transaction, gone: &[String], stamps: &[(String, Stamp)]) -> Result<(), IndexError> {
     tx.execute_batch(
         "CREATE TABLE IF NOT EXISTS stamps(path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime INTEGER NOT NULL,
-                                           ctime INTEGER NOT NULL, ino INTEGER NOT NULL, hash TEXT NOT NULL) WITHOUT ROWID;
-         DELETE FROM stamps;",
+                                           ctime INTEGER NOT NULL, ino INTEGER NOT NULL, hash TEXT NOT NULL) WITHOUT ROWID;",
     )
     .map_err(db)?;
+    let mut del = tx.prepare("DELETE FROM stamps WHERE path = ?1").map_err(db)?;
+    for p in gone {
+        del.execute([p]).map_err(db)?;
+    }
     let mut st = tx.prepare("INSERT OR REPLACE INTO stamps VALUES (?1, ?2, ?3, ?4, ?5, ?6)").map_err(db)?;
     for (p, s) in stamps {
         st.execute(params![p, s.size as i64, s.mtime_ns, s.ctime_ns, s.ino as i64, s.hash]).map_err(db)?;
@@ -204,7 +208,8 @@ impl Store {
                 let files = (0..icfg.files.len() as u32).map(|i| (i, hashes.get(i as usize).map(String::as_str).unwrap_or(""))).collect::<Vec<_>>();
                 insert(&tx, icfg, &files, 0..icfg.functions.len() as u32, meta, false)?;
                 set_skipped(&tx, skipped)?;
-                set_stamps(&tx, stamps)?;
+                // A database made afresh: no stamps to drop.
+                change_stamps(&tx, &[], stamps)?;
             }
             tx.commit().map_err(db)?;
             nodes.join().unwrap_or_else(|_| Err(IndexError::Sqlite(format!("{}: the writing thread failed", nodes_path.display()))))
@@ -237,7 +242,7 @@ impl Store {
         files: &[(u32, &str)],
         functions: std::ops::Range<u32>,
         skipped: &[(String, String, String)],
-        stamps: &[(String, Stamp)],
+        (stamps_gone, stamps): (&[String], &[(String, Stamp)]),
         meta: &[(&str, String)],
     ) -> Result<(), IndexError> {
         let mut conn = Connection::open(path).map_err(db)?;
@@ -260,7 +265,7 @@ impl Store {
             tx.execute("DELETE FROM skipped", []).map_err(db)?;
             insert(&tx, icfg, files, functions, meta, true)?;
             set_skipped(&tx, skipped)?;
-            set_stamps(&tx, stamps)?;
+            change_stamps(&tx, stamps_gone, stamps)?;
         }
         tx.commit().map_err(db)?;
         Ok(())

@@ -45,8 +45,10 @@ pub struct Diff {
     pub hashes: HashMap<PathBuf, String>,
     /// Files skipped before that are still there, unchanged: (path, hash, reason).
     pub still_skipped: Vec<(String, String, String)>,
-    /// The stamps of the files found, for the next comparison ([`super::stamps`]).
+    /// The stamps of the files found that the index does not hold as they are, for the
+    /// next comparison ([`super::stamps`]), and the paths whose stamps go.
     pub stamps: Vec<(String, super::stamps::Stamp)>,
+    pub stamps_gone: Vec<String>,
     /// Files whose content was read to compare; the others looked as stamped.
     pub read: usize,
 }
@@ -64,9 +66,14 @@ impl Diff {
             indexed.insert(f.path, f.hash);
         }
         let skipped = store.skipped()?;
-        let h = super::stamps::hash_files(files, &store.stamps()?);
+        let known = store.stamps()?;
+        let h = super::stamps::hash_files(files, &known);
         let hashed: Vec<(&PathBuf, String)> = files.iter().zip(h.hashes).collect();
-        let mut d = Diff { stamps: h.stamps, read: h.read, ..Diff::default() };
+        // Only the stamps that differ are written: the tree's tens of thousands rarely do.
+        let kept: HashSet<&str> = h.stamps.iter().map(|(p, _)| p.as_str()).collect();
+        let stamps_gone = known.keys().filter(|p| !kept.contains(p.as_str())).cloned().collect();
+        let stamps = h.stamps.into_iter().filter(|(p, s)| known.get(p) != Some(s)).collect();
+        let mut d = Diff { stamps, stamps_gone, read: h.read, ..Diff::default() };
         let mut seen = HashSet::new();
         for (p, hash) in hashed {
             let key = p.to_string_lossy().into_owned();
@@ -158,7 +165,12 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
     // where a search would pay for it, as a full build).
     let patching = old_meta.checksums.contains_key(patch::FILE) || old_meta.indexed_nodes >= ctx.opts.patch_from;
     check_file(gen, "icfg.bin", &old_meta)?;
-    let mut icfg = super::icfg_file::read(&path).map_err(corrupt)?;
+    // A patching update reads each node without its calls and edges, then gives them to
+    // the nodes of the files it reaches; one that writes every file anew reads it whole.
+    let (mut icfg, mut parts) = match patching {
+        true => super::icfg_file::read_parts(&path).map(|(i, p)| (i, Some(p))).map_err(corrupt)?,
+        false => (super::icfg_file::read(&path).map_err(corrupt)?, None),
+    };
     // A patched generation's ICFG is its base's with the patch's change applied.
     let old_patch = match old_meta.checksums.contains_key(patch::FILE) {
         true => Some(Patch::from_bytes(&read_checked(gen, patch::FILE, &old_meta)?).map_err(corrupt)?),
@@ -244,6 +256,15 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
     }
 
     // Calls: the new files' own, and every other whose name a removed or added function has.
+    if let Some(p) = &mut parts {
+        // Calls and edges where the change reaches: the calls of functions calling a
+        // changed name (and Java's `this(...)`, which names the caller's class), and the
+        // edges of their files and of the files changed.
+        let callers = p.calls_named(&mut icfg, &|name| name == "this" || changed_names.contains(name)).map_err(corrupt)?;
+        let files: Vec<u32> = callers.iter().map(|&f| icfg.functions[f as usize].meta.file).chain(gone_files.iter().copied()).collect();
+        p.add_edges(&mut icfg, files);
+        lap("calls and edges");
+    }
     let mut old_targets: HashMap<(usize, u32), (u32, Vec<u32>)> = HashMap::new();
     for c in &icfg.calls {
         let node = &icfg.graph[c.node];
@@ -294,7 +315,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
     let after = icfg.call_edges_of(&touched, &next, &|f| !icfg.functions[f as usize].removed) as i64;
     let edge_count = usize::try_from(old_meta.edges as i64 + intra + after - before).map_err(|_| corrupt("meta.json's edge count is below what the update removes".into()))?;
     let mut rows = Rows::new(&icfg);
-    if ctx.opts.check_update && rows.edge_count() != edge_count {
+    if ctx.opts.check_update && parts.is_none() && rows.edge_count() != edge_count {
         return Err(corrupt(format!("update self-check: {} edges counted whole, {edge_count} by the change", rows.edge_count())));
     }
     lap("relink");
@@ -322,8 +343,23 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
         row_ids.push(r as u32);
         row_ids.extend(old_graph.neighbors(r as u32));
     }
-    for &(f, before) in &replaced.callees {
-        if (before > HUB_CALLERS) != (rows.callers(f) > HUB_CALLERS) {
+    // The rows below read the edges of the files `Rows::files_read` names: a partial
+    // ICFG gains them first.
+    let hubs: Vec<u32> = replaced.callees.iter().filter(|&&(f, before)| (before > HUB_CALLERS) != (rows.callers(f) > HUB_CALLERS)).map(|&(f, _)| f).collect();
+    if let Some(p) = &mut parts {
+        let mut files = Vec::new();
+        for &f in &hubs {
+            let func = &icfg.functions[f as usize];
+            rows.files_read(func.entry.index() as u32, &mut files);
+            rows.files_read(func.exit.index() as u32, &mut files);
+            files.extend(rows.naming(f).map(|c| icfg.graph[c.node].file));
+        }
+        let naming = rows.release();
+        p.add_edges(&mut icfg, files);
+        rows = Rows::resume(&icfg, naming);
+    }
+    for &f in &hubs {
+        {
             let func = &icfg.functions[f as usize];
             row_ids.extend([func.entry.index() as u32, func.exit.index() as u32]);
             row_ids.extend(rows.row(func.entry.index() as u32, false));
@@ -337,6 +373,15 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
     }
     row_ids.sort_unstable();
     row_ids.dedup();
+    if let Some(p) = &mut parts {
+        let mut files = Vec::new();
+        for &n in &row_ids {
+            rows.files_read(n, &mut files);
+        }
+        let naming = rows.release();
+        p.add_edges(&mut icfg, files);
+        rows = Rows::resume(&icfg, naming);
+    }
     let new_rows: Vec<(u32, Vec<u32>)> = row_ids.iter().map(|&n| (n, rows.row(n, false))).collect();
     // The GCN's graph (see `Csr::within_files`) over every node of the files those rows
     // are in: it has no edge between files, so a node's receptive field stays in its file.
@@ -347,6 +392,26 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
         .collect();
     file_nodes.sort_unstable();
     let gcn_rows: Vec<(u32, Vec<u32>)> = file_nodes.iter().map(|&n| (n, rows.row(n, true))).collect();
+    if ctx.opts.check_update {
+        if let Some(p) = &mut parts {
+            // The rows read with every file's edges must be those read with the files'
+            // the change reaches; and the edge count as counted whole.
+            let naming = rows.release();
+            p.add_all_edges(&mut icfg);
+            rows = Rows::resume(&icfg, naming);
+            for (rows_read, same_file) in [(&new_rows, false), (&gcn_rows, true)] {
+                for (n, row) in rows_read {
+                    let whole = rows.row(*n, same_file);
+                    if whole != *row {
+                        return Err(corrupt(format!("update self-check: row {n} read from the files reached is {row:?}, from every file {whole:?}")));
+                    }
+                }
+            }
+            if rows.edge_count() != edge_count {
+                return Err(corrupt(format!("update self-check: {} edges counted whole, {edge_count} by the change", rows.edge_count())));
+            }
+        }
+    }
     drop(rows);
     // Every node the vectors and shapes below read is in these files (a node's receptive
     // field is within its file, and a caller whose targets changed has a site among the
@@ -615,7 +680,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
             &file_rows,
             new_fns.clone(),
             &skipped_rows_all,
-            &diff.stamps,
+            (&diff.stamps_gone, &diff.stamps),
             &[("schema", FORMAT.to_string()), ("meta", meta_json.to_string())],
         )
     })?;
