@@ -231,6 +231,9 @@ struct Exclusions {
     rules: Gitignore,
     read: WalkOptions,
     folders: Mutex<HashMap<PathBuf, Option<Arc<Gitignore>>>>,
+    /// The `.berylignore` files of each folder and of those above it within the root,
+    /// nearest first: found once a folder, not once a file.
+    chains: Mutex<HashMap<PathBuf, Arc<[Arc<Gitignore>]>>>,
     counts: Mutex<Vec<Excluded>>,
 }
 
@@ -242,7 +245,7 @@ impl Exclusions {
             let _ = b.add_line(Some(PathBuf::from(&r.origin)), &r.glob);
         }
         let rules = b.build().unwrap_or_else(|_| Gitignore::empty());
-        Exclusions { rules, read: WalkOptions { exclude: Vec::new(), ..read.clone() }, folders: Mutex::new(HashMap::new()), counts: Mutex::new(Vec::new()) }
+        Exclusions { rules, read: WalkOptions { exclude: Vec::new(), ..read.clone() }, folders: Mutex::new(HashMap::new()), chains: Mutex::new(HashMap::new()), counts: Mutex::new(Vec::new()) }
     }
 
     /// The `.berylignore` of folder `dir`, read once.
@@ -263,6 +266,20 @@ impl Exclusions {
             .clone()
     }
 
+    /// The `.berylignore` files that apply in folder `dir` (within `root`), nearest first.
+    fn chain(&self, root: &Path, dir: &Path) -> Arc<[Arc<Gitignore>]> {
+        if let Some(c) = self.chains.lock().unwrap_or_else(|e| e.into_inner()).get(dir) {
+            return c.clone();
+        }
+        let mut v: Vec<Arc<Gitignore>> = self.folder(dir).into_iter().collect();
+        if let Some(up) = dir.parent().filter(|p| p.starts_with(root)) {
+            v.extend(self.chain(root, up).iter().cloned());
+        }
+        let c: Arc<[Arc<Gitignore>]> = v.into();
+        self.chains.lock().unwrap_or_else(|e| e.into_inner()).insert(dir.to_path_buf(), c.clone());
+        c
+    }
+
     /// Whether the walk keeps `path`: the given rules decide first, then the nearest
     /// `.berylignore` with a matching line. A rule that leaves it out is counted.
     fn keeps(&self, root: &Path, path: &Path, is_dir: bool) -> bool {
@@ -278,8 +295,8 @@ impl Exclusions {
         };
         let mut v = verdict(self.rules.matched(path, is_dir));
         if v.is_none() {
-            for dir in path.ancestors().skip(1).take_while(|d| d.starts_with(root)) {
-                if let Some(g) = self.folder(dir) {
+            if let Some(dir) = path.parent().filter(|d| d.starts_with(root)) {
+                for g in self.chain(root, dir).iter() {
                     v = verdict(g.matched(path, is_dir));
                     if v.is_some() {
                         break;

@@ -87,6 +87,9 @@ pub fn build(
     // The roots' project files join the command line's rules; the index records the
     // command line's alone (`meta.walk`) and reads the files afresh each time.
     let opts = &IndexOptions { walk: opts.walk.with_project_config(roots)?, ..opts.clone() };
+    // A large index's ICFG is read beside the walk and the comparison, which an update
+    // of it would otherwise wait for.
+    let mut early = (!opts.force).then(|| update::Early::start(dir, opts)).flatten();
     let walked = corpus::walk::walk(roots, &opts.walk);
     let (files, walk_skipped) = (walked.files, walked.skipped);
     report.excluded = walked.excluded;
@@ -147,7 +150,7 @@ pub fn build(
         let outcome = if diff.is_empty() {
             Ok(update::Outcome::Declined("the index in place is damaged".into()))
         } else {
-            update::run(&ctx, diff, &mut report, t0, progress)
+            update::run(&ctx, diff, early.take(), &mut report, t0, progress)
         };
         match outcome {
             Ok(update::Outcome::Done) => {
@@ -173,6 +176,9 @@ pub fn build(
         } else {
             identity.mismatch(&g, true).unwrap_or_else(|| "the index in place cannot be read".into())
         });
+    }
+    if let Some(e) = early.take() {
+        e.finish();
     }
     let inputs = Inputs { roots, dir, opts, model_dir, model: &model, encs, identity: &identity, global: global.as_ref() };
     let report = full(&inputs, files, walk_skipped, report, t0, progress)?;

@@ -472,57 +472,77 @@ pub struct Parts {
 impl Parts {
     /// Gives every node of each live function of the file that has a call whose name
     /// `wanted` selects its calls (a function's nodes all: its shape counts their calls),
-    /// and returns those functions. One pass over the calls, which keeps only the current
-    /// function's.
-    pub fn calls_named(&self, icfg: &mut Icfg, wanted: &dyn Fn(&str) -> bool) -> Result<Vec<u32>, String> {
+    /// and returns those functions. The section is decompressed whole and scanned in
+    /// place: only the calls given out are made into strings.
+    /// (`wanted` is handed each name's bytes: those of the calls given out are checked as
+    /// text when read.)
+    pub fn calls_named(&self, icfg: &mut Icfg, wanted: &dyn Fn(&[u8]) -> bool) -> Result<Vec<u32>, String> {
+        let (at, stored, raw_len) = self.calls_at;
+        let stored_bytes = {
+            use std::io::{Read, Seek};
+            let mut f = std::fs::File::open(&self.path).map_err(|e| format!("{}: {e}", self.path.display()))?;
+            f.seek(std::io::SeekFrom::Start(at)).map_err(|e| format!("{}: {e}", self.path.display()))?;
+            let mut b = Vec::with_capacity(stored as usize);
+            f.take(stored).read_to_end(&mut b).map_err(|e| format!("{}: {e}", self.path.display()))?;
+            b
+        };
+        let raw = zstd::bulk::decompress(&stored_bytes, raw_len as usize).map_err(|e| format!("icfg.bin does not decompress: {e}"))?;
+        drop(stored_bytes);
+        if raw.len() as u64 != raw_len {
+            return Err("icfg.bin: a section is not as long as its table says".into());
+        }
         let mut found = Vec::new();
         let graph = &mut icfg.graph;
         let functions = &icfg.functions;
         let nodes = self.nodes;
-        // The current function, its nodes (id, calls) and their calls' bytes.
+        // The current function, and its nodes with calls (id, calls, where they start).
         let mut current: Option<u32> = None;
-        let mut held: Vec<(usize, u32)> = Vec::new();
-        let mut bytes: Vec<u8> = Vec::new();
+        let mut held: Vec<(usize, u32, usize)> = Vec::new();
         let mut hit = false;
-        let mut give = |current: Option<u32>, held: &mut Vec<(usize, u32)>, bytes: &mut Vec<u8>, hit: bool, graph: &mut petgraph::graph::DiGraph<Node, EdgeKind>| -> Res<()> {
+        let mut give = |current: Option<u32>, held: &mut Vec<(usize, u32, usize)>, hit: bool, graph: &mut petgraph::graph::DiGraph<Node, EdgeKind>| -> Res<()> {
             if let Some(f) = current.filter(|&f| hit && !functions[f as usize].removed) {
-                let mut r = R::new(bytes, 0);
-                for &(n, k) in held.iter() {
+                for &(n, k, at) in held.iter() {
+                    let mut r = R::new(&raw, at);
                     let calls = (0..k).map(|_| Ok(CallRef { name: r.str()?, qualifier: r.str()?, argc: r.u32()?, member: r.u8()? == 1 })).collect::<Res<Vec<_>>>()?;
                     graph[NodeIndex::new(n)].calls = calls.into();
                 }
                 found.push(f);
             }
             held.clear();
-            bytes.clear();
             Ok(())
         };
-        section(Source::File(&self.path), self.calls_at, |rc, raw| {
-            if bounded(rc, raw, 4)? != nodes {
-                return Err("icfg.bin: the calls are not of the nodes".into());
-            }
-            let mut i = 0;
-            while i < nodes {
-                let k = (nodes - i).min(BLOCK);
-                let counts = u32_column(rc, k, false)?;
-                for (j, &count) in counts.iter().enumerate() {
-                    let n = i + j;
-                    let f = graph[NodeIndex::new(n)].function;
-                    if current != Some(f) {
-                        give(current, &mut held, &mut bytes, hit, graph)?;
-                        (current, hit) = (Some(f), false);
-                    }
-                    if count > 0 {
-                        held.push((n, count));
-                    }
-                    for _ in 0..count {
-                        hit |= call_record(rc, &mut bytes, wanted)?;
-                    }
+        let mut r = R::new(&raw, 0);
+        if r.count(4)? != nodes {
+            return Err("icfg.bin: the calls are not of the nodes".into());
+        }
+        let mut i = 0;
+        while i < nodes {
+            let k = (nodes - i).min(BLOCK);
+            let counts = u32_column(&mut r, k, false)?;
+            for (j, &count) in counts.iter().enumerate() {
+                let n = i + j;
+                let f = graph[NodeIndex::new(n)].function;
+                if current != Some(f) {
+                    give(current, &mut held, hit, graph)?;
+                    (current, hit) = (Some(f), false);
                 }
-                i += k;
+                if count > 0 {
+                    held.push((n, count, r.at));
+                }
+                for _ in 0..count {
+                    let len = r.u32()? as usize;
+                    let name = r.take(len)?;
+                    hit |= wanted(name);
+                    let q = r.u32()? as usize;
+                    r.take(q + 5)?;
+                }
             }
-            give(current, &mut held, &mut bytes, hit, graph)
-        })?;
+            i += k;
+        }
+        give(current, &mut held, hit, graph)?;
+        if r.at != raw.len() {
+            return Err("icfg.bin: a section has trailing bytes".into());
+        }
         Ok(found)
     }
 
@@ -565,21 +585,6 @@ impl Parts {
     }
 }
 
-/// One call record read from `r` and appended to `out` as it was; whether `wanted`
-/// selects its name.
-fn call_record(r: &mut R, out: &mut Vec<u8>, wanted: &dyn Fn(&str) -> bool) -> Res<bool> {
-    let n = r.u32()?;
-    let name = r.take(n as usize)?;
-    let hit = wanted(std::str::from_utf8(name).map_err(|_| "icfg.bin holds a string that is not UTF-8".to_string())?);
-    out.extend_from_slice(&n.to_le_bytes());
-    out.extend_from_slice(name);
-    let q = r.u32()?;
-    out.extend_from_slice(&q.to_le_bytes());
-    out.extend_from_slice(r.take(q as usize)?);
-    out.extend_from_slice(r.take(5)?);
-    Ok(hit)
-}
-
 /// Edge columns (from, to, kind) of a read that keeps them apart.
 type EdgeColumns = (Vec<u32>, Vec<u32>, Vec<u8>);
 
@@ -610,7 +615,7 @@ fn decode_from(src: Source, parts: [(u64, u64, u64); SECTIONS], apart: bool) -> 
     type Rest = (Vec<SourceFile>, Vec<Function>, Vec<CallSite>, Option<EdgeColumns>);
     let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Vec<(u32, u32, u8)>)>(4);
     let (rest, graph) = std::thread::scope(|s| {
-        let rest = s.spawn(move || -> Res<Rest> {
+        let rest = move || -> Res<Rest> {
             let files = section(src, parts[0], |r, raw| (0..bounded(r, raw, 30)?).map(|_| get_file(r)).collect::<Res<Vec<_>>>())?;
             let functions = section(src, parts[1], |r, raw| (0..bounded(r, raw, 40)?).map(|_| get_function(r)).collect::<Res<Vec<_>>>())?;
             let sites = section(src, parts[5], |r, raw| {
@@ -624,19 +629,19 @@ fn decode_from(src: Source, parts: [(u64, u64, u64); SECTIONS], apart: bool) -> 
                 }
                 let targets = u32_column(r, total as usize, false)?;
                 let mut at = 0usize;
-                Ok((0..n)
-                    .map(|i| {
-                        let t = targets[at..at + counts[i] as usize].to_vec();
-                        at += counts[i] as usize;
-                        CallSite { node: NodeIndex::new(nodes[i] as usize), call: calls[i], targets: t }
-                    })
-                    .collect())
+                let mut sites = Vec::with_capacity(n);
+                sites.extend((0..n).map(|i| {
+                    let t = targets[at..at + counts[i] as usize].to_vec();
+                    at += counts[i] as usize;
+                    CallSite { node: NodeIndex::new(nodes[i] as usize), call: calls[i], targets: t }
+                }));
+                Ok(sites)
             })?;
             if apart {
                 drop(tx);
                 let columns = section(src, parts[4], |r, raw| {
                     let m = bounded(r, raw, 9)?;
-                    let (mut from, mut to, mut kinds) = (Vec::with_capacity(m), Vec::with_capacity(m), Vec::with_capacity(m));
+                    let (mut from, mut to, mut kinds): (Vec<u32>, Vec<u32>, Vec<u8>) = (Vec::with_capacity(m), Vec::with_capacity(m), Vec::with_capacity(m));
                     let mut i = 0;
                     while i < m {
                         let k = (m - i).min(BLOCK);
@@ -671,7 +676,8 @@ fn decode_from(src: Source, parts: [(u64, u64, u64); SECTIONS], apart: bool) -> 
                 Ok(())
             })?;
             Ok((files, functions, sites, None))
-        });
+        };
+        let rest = s.spawn(rest);
         let graph = read_nodes(src, parts[2], (!apart).then_some(parts[3])).and_then(|mut graph| {
             let n_nodes = graph.node_count();
             let mut blocks = rx.iter();
@@ -1024,8 +1030,17 @@ pub fn apply_delta(icfg: &mut Icfg, bytes: &[u8]) -> Result<std::collections::Ha
     }
     let resolved: std::collections::HashSet<(u32, u32)> =
         sites.iter().filter(|c| c.node.index() < base.2).map(|c| (c.node.index() as u32, c.call)).collect();
+    // Millions of sites are kept, a few dropped: the resolved pairs in order, passed
+    // along with the sites (which are in the same order), not hashed for each site.
+    let mut again: Vec<(u32, u32)> = resolved.iter().copied().collect();
+    again.sort_unstable();
+    let mut next = again.iter().peekable();
     let (functions, graph) = (&icfg.functions, &icfg.graph);
-    icfg.calls.retain(|c| !resolved.contains(&(c.node.index() as u32, c.call)) && !functions[graph[c.node].function as usize].removed);
+    icfg.calls.retain(|c| {
+        let key = (c.node.index() as u32, c.call);
+        while next.next_if(|&&k| k < key).is_some() {}
+        next.next_if_eq(&&key).is_none() && !functions[graph[c.node].function as usize].removed
+    });
     icfg.calls.extend(sites);
     icfg.calls.sort_by_key(|c| (c.node.index(), c.call));
     Ok(resolved)
@@ -1143,7 +1158,7 @@ mod tests {
         assert!(part.graph.node_weights().all(|n| n.calls.is_empty()));
         assert_eq!(part.calls.len(), whole.calls.len());
         // Calls of `m7`: m6 makes one; each of its nodes gets its calls, no other node.
-        let found = parts.calls_named(&mut part, &|name| name == "m7").unwrap();
+        let found = parts.calls_named(&mut part, &|name| name == b"m7").unwrap();
         assert_eq!(found.iter().map(|&f| part.functions[f as usize].meta.name.as_str()).collect::<Vec<_>>(), ["m6"]);
         for i in part.graph.node_indices() {
             let asked = part.graph[i].function == found[0];

@@ -119,6 +119,58 @@ pub(super) struct Context<'a> {
     pub roots: &'a [PathBuf],
 }
 
+/// Whether an update of the index `meta` describes writes a patch over its files in place
+/// (when the index is large, or is patched already), or writes every file anew.
+fn patches(meta: &IndexMeta, opts: &IndexOptions) -> bool {
+    meta.checksums.contains_key(patch::FILE) || meta.indexed_nodes >= opts.patch_from
+}
+
+/// The ICFG of a large index, read on a thread of its own while the tree is walked and
+/// compared with the index: an update needs it, and reading it is a large share of the
+/// update.
+pub(super) struct Early {
+    gen: PathBuf,
+    reading: std::thread::JoinHandle<Result<(Icfg, super::icfg_file::Parts), String>>,
+}
+
+impl Early {
+    /// Starts reading the ICFG of the generation in use at `dir`, when an update of it
+    /// would patch it (no lock is needed: a generation's files never change, and one is
+    /// swept only once another is in use, which [`Early::take`] tells).
+    pub fn start(dir: &Path, opts: &IndexOptions) -> Option<Early> {
+        let gen = current_generation(dir)?;
+        let meta = read_meta(&gen).ok().filter(|m| m.format == FORMAT && patches(m, opts))?;
+        drop(meta);
+        let path = gen.join("icfg.bin");
+        let reading = std::thread::Builder::new()
+            .name("icfg".into())
+            .spawn(move || {
+                // Below the walk, which has most of its work on one thread: where nothing
+                // changed, the reading is thrown away, and must not have slowed the walk.
+                #[cfg(target_os = "linux")]
+                // SAFETY: sets this thread's own scheduling priority (and that of the
+                // threads it starts); no memory is touched.
+                unsafe {
+                    libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, 10);
+                }
+                super::icfg_file::read_parts(&path)
+            })
+            .ok()?;
+        Some(Early { gen, reading })
+    }
+
+    /// What was read, if it was read from `gen`.
+    fn take(self, gen: &Path) -> Option<Result<(Icfg, super::icfg_file::Parts), String>> {
+        (self.gen == gen).then(|| self.reading.join().unwrap_or_else(|_| Err("icfg.bin: the reading thread failed".into())))
+    }
+
+    /// Waits for the reading to end and drops what it read: the memory a full build's
+    /// budget counts on.
+    pub fn finish(self) {
+        let _ = self.reading.join();
+    }
+}
+
 pub(super) enum Outcome {
     Done,
     /// The update would cost about as much as a full build: why.
@@ -138,7 +190,8 @@ fn check_file(gen: &Path, name: &str, meta: &IndexMeta) -> Result<(), IndexError
 }
 
 /// Updates the index at `ctx.gen` for `diff` into a new generation.
-pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Instant, progress: Progress) -> Result<Outcome, IndexError> {
+/// `early`: the ICFG read while the tree was walked, if it was.
+pub(super) fn run(ctx: &Context, diff: Diff, early: Option<Early>, report: &mut BuildReport, t0: Instant, progress: Progress) -> Result<Outcome, IndexError> {
     let gen = ctx.gen;
     let mut t = Instant::now();
     let mut lap = |what: &str| {
@@ -163,12 +216,13 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
     // Written as a patch over the files in place when the index is large (or is patched
     // already); as every file anew when it is small (or below, when the patch has grown to
     // where a search would pay for it, as a full build).
-    let patching = old_meta.checksums.contains_key(patch::FILE) || old_meta.indexed_nodes >= ctx.opts.patch_from;
+    let patching = patches(&old_meta, ctx.opts);
     check_file(gen, "icfg.bin", &old_meta)?;
     // A patching update reads each node without its calls and edges, then gives them to
     // the nodes of the files it reaches; one that writes every file anew reads it whole.
+    let early = early.and_then(|e| e.take(gen));
     let (mut icfg, mut parts) = match patching {
-        true => super::icfg_file::read_parts(&path).map(|(i, p)| (i, Some(p))).map_err(corrupt)?,
+        true => early.unwrap_or_else(|| super::icfg_file::read_parts(&path)).map(|(i, p)| (i, Some(p))).map_err(corrupt)?,
         false => (super::icfg_file::read(&path).map_err(corrupt)?, None),
     };
     // A patched generation's ICFG is its base's with the patch's change applied.
@@ -260,7 +314,11 @@ pub(super) fn run(ctx: &Context, diff: Diff, report: &mut BuildReport, t0: Insta
         // Calls and edges where the change reaches: the calls of functions calling a
         // changed name (and Java's `this(...)`, which names the caller's class), and the
         // edges of their files and of the files changed.
-        let callers = p.calls_named(&mut icfg, &|name| name == "this" || changed_names.contains(name)).map_err(corrupt)?;
+        // Millions of call names are compared: those of a length no changed name has are
+        // passed over without hashing.
+        let lengths = changed_names.iter().map(|n| n.len()).chain(["this".len()]).fold(0u64, |m, l| m | 1 << l.min(63));
+        let wanted = |name: &[u8]| lengths & (1 << name.len().min(63)) != 0 && (name == b"this" || std::str::from_utf8(name).is_ok_and(|n| changed_names.contains(n)));
+        let callers = p.calls_named(&mut icfg, &wanted).map_err(corrupt)?;
         let files: Vec<u32> = callers.iter().map(|&f| icfg.functions[f as usize].meta.file).chain(gone_files.iter().copied()).collect();
         p.add_edges(&mut icfg, files);
         lap("calls and edges");
