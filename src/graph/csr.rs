@@ -385,9 +385,27 @@ pub struct Rows<'a> {
 
 impl<'a> Rows<'a> {
     pub fn new(icfg: &'a Icfg) -> Rows<'a> {
-        let live = |c: &crate::graph::CallSite| !icfg.functions[icfg.graph[c.node].function as usize].removed;
+        // Whether each site's function is live, found by walking the functions beside the
+        // sites (both in node order): millions of sites, each of whose nodes would
+        // otherwise be looked up in the graph.
+        let fs = &icfg.functions;
+        let mut f = 0usize;
+        let live_site: Vec<bool> = icfg
+            .calls
+            .iter()
+            .map(|c| {
+                let n = c.node.index();
+                while f + 1 < fs.len() && fs[f + 1].entry.index() <= n {
+                    f += 1;
+                }
+                match fs.get(f).filter(|_| icfg.function_nodes(f as u32).contains(&n)) {
+                    Some(func) => !func.removed,
+                    None => !fs[icfg.graph[c.node].function as usize].removed,
+                }
+            })
+            .collect();
         let mut offsets = vec![0u32; icfg.functions.len() + 1];
-        for c in icfg.calls.iter().filter(|c| live(c)) {
+        for c in icfg.calls.iter().zip(&live_site).filter(|(_, &l)| l).map(|(c, _)| c) {
             for &t in &c.targets {
                 offsets[t as usize + 1] += 1;
             }
@@ -397,7 +415,7 @@ impl<'a> Rows<'a> {
         }
         let mut naming = vec![0u32; offsets[icfg.functions.len()] as usize];
         let mut next = offsets.clone();
-        for (i, c) in icfg.calls.iter().enumerate().filter(|(_, c)| live(c)) {
+        for (i, c) in icfg.calls.iter().enumerate().filter(|&(i, _)| live_site[i]) {
             for &t in &c.targets {
                 naming[next[t as usize] as usize] = i as u32;
                 next[t as usize] += 1;

@@ -513,7 +513,8 @@ pub(super) fn run(ctx: &Context, diff: Diff, early: Option<Early>, report: &mut 
     drop(reach);
     affected.retain(|&n| live(n));
     affected.sort_unstable();
-    let live_nodes = (0..icfg.graph.node_count() as u32).filter(|&n| live(n)).count();
+    // A function's nodes are one range: the live nodes are the live functions' ranges.
+    let live_nodes: usize = (0..icfg.functions.len() as u32).filter(|&f| !icfg.functions[f as usize].removed).map(|f| icfg.function_nodes(f).len()).sum();
     if affected.len() as f64 > MAX_RECOMPUTED_NODES * live_nodes as f64 && live_nodes > SMALL_NODES {
         return Ok(Outcome::Declined(format!("the change reaches {} of {live_nodes} nodes", affected.len())));
     }
@@ -613,9 +614,20 @@ pub(super) fn run(ctx: &Context, diff: Diff, early: Option<Early>, report: &mut 
             return Err(corrupt(format!("update self-check: {} edges relinked, {edge_count} counted", icfg.graph.edge_count())));
         }
     }
-    let live = |n: u32| !icfg.functions[icfg.graph[NodeIndex::new(n as usize)].function as usize].removed;
     let live_files: Vec<&crate::graph::SourceFile> = icfg.files.iter().filter(|f| !f.removed).collect();
-    let indexed_nodes = (0..icfg.graph.node_count() as u32).filter(|&n| live(n) && vectors::searchable(icfg.graph[NodeIndex::new(n as usize)].kind)).count();
+    let indexed_nodes: usize = (0..icfg.functions.len() as u32)
+        .filter(|&f| !icfg.functions[f as usize].removed)
+        .map(|f| icfg.function_nodes(f).filter(|&n| vectors::searchable(icfg.graph[NodeIndex::new(n)].kind)).count())
+        .sum();
+    if ctx.opts.check_update {
+        // The counts by function ranges against counts node by node.
+        let live = |n: usize| !icfg.functions[icfg.graph[NodeIndex::new(n)].function as usize].removed;
+        let by_node = (0..icfg.graph.node_count()).filter(|&n| live(n)).count();
+        let indexed = (0..icfg.graph.node_count()).filter(|&n| live(n) && vectors::searchable(icfg.graph[NodeIndex::new(n)].kind)).count();
+        if (by_node, indexed) != (live_nodes, indexed_nodes) {
+            return Err(corrupt(format!("update self-check: {by_node} live and {indexed} indexed nodes node by node, {live_nodes} and {indexed_nodes} by function")));
+        }
+    }
     let live_functions = icfg.functions.iter().filter(|f| !f.removed).count();
     let mut skipped_rows_all = skipped_rows(&skipped);
     skipped_rows_all.extend(diff.still_skipped.iter().cloned());
