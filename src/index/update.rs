@@ -138,13 +138,28 @@ impl Early {
     /// would patch it (no lock is needed: a generation's files never change, and one is
     /// swept only once another is in use, which [`Early::take`] tells).
     pub fn start(dir: &Path, opts: &IndexOptions) -> Option<Early> {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        // One reading at a time: one thrown away by a run that found nothing changed may
+        // still be going when a watcher's next run starts, and two would hold two ICFGs.
+        static READING: AtomicBool = AtomicBool::new(false);
+        struct Done;
+        impl Drop for Done {
+            fn drop(&mut self) {
+                READING.store(false, Ordering::Release);
+            }
+        }
         let gen = current_generation(dir)?;
         let meta = read_meta(&gen).ok().filter(|m| m.format == FORMAT && patches(m, opts))?;
         drop(meta);
+        if READING.swap(true, Ordering::AcqRel) {
+            return None;
+        }
+        let done = Done;
         let path = gen.join("icfg.bin");
         let reading = std::thread::Builder::new()
             .name("icfg".into())
             .spawn(move || {
+                let _done = done;
                 // Below the walk, which has most of its work on one thread: where nothing
                 // changed, the reading is thrown away, and must not have slowed the walk.
                 #[cfg(target_os = "linux")]
