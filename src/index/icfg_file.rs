@@ -478,14 +478,9 @@ impl Parts {
     /// text when read.)
     pub fn calls_named(&self, icfg: &mut Icfg, wanted: &dyn Fn(&[u8]) -> bool) -> Result<Vec<u32>, String> {
         let (at, stored, raw_len) = self.calls_at;
-        let stored_bytes = {
-            use std::io::{Read, Seek};
-            let mut f = std::fs::File::open(&self.path).map_err(|e| format!("{}: {e}", self.path.display()))?;
-            f.seek(std::io::SeekFrom::Start(at)).map_err(|e| format!("{}: {e}", self.path.display()))?;
-            let mut b = Vec::with_capacity(stored as usize);
-            f.take(stored).read_to_end(&mut b).map_err(|e| format!("{}: {e}", self.path.display()))?;
-            b
-        };
+        use std::io::Read;
+        let mut stored_bytes = Vec::with_capacity(stored as usize);
+        Source::File(&self.path).open(at, stored)?.read_to_end(&mut stored_bytes).map_err(|e| format!("{}: {e}", self.path.display()))?;
         let raw = zstd::bulk::decompress(&stored_bytes, raw_len as usize).map_err(|e| format!("icfg.bin does not decompress: {e}"))?;
         drop(stored_bytes);
         if raw.len() as u64 != raw_len {
@@ -503,7 +498,7 @@ impl Parts {
             if let Some(f) = current.filter(|&f| hit && !functions[f as usize].removed) {
                 for &(n, k, at) in held.iter() {
                     let mut r = R::new(&raw, at);
-                    let calls = (0..k).map(|_| Ok(CallRef { name: r.str()?, qualifier: r.str()?, argc: r.u32()?, member: r.u8()? == 1 })).collect::<Res<Vec<_>>>()?;
+                    let calls = (0..k).map(|_| get_call(&mut r)).collect::<Res<Vec<_>>>()?;
                     graph[NodeIndex::new(n)].calls = calls.into();
                 }
                 found.push(f);
@@ -762,7 +757,7 @@ fn add_nodes(graph: &mut petgraph::graph::DiGraph<Node, EdgeKind>, r: &mut R, ra
             let lang = *LANGS.get(langs[j] as usize).ok_or("icfg.bin: unknown language")?;
             let node_calls: Box<[CallRef]> = match calls.as_mut() {
                 Some((rc, _)) => (0..counts[j])
-                    .map(|_| Ok(CallRef { name: rc.str()?, qualifier: rc.str()?, argc: rc.u32()?, member: rc.u8()? == 1 }))
+                    .map(|_| get_call(rc))
                     .collect::<Res<Vec<_>>>()?
                     .into(),
                 None => Box::default(),
@@ -892,6 +887,10 @@ fn get_function(r: &mut R) -> Res<Function> {
     Ok(Function { meta, entry: NodeIndex::new(v[5] as usize), exit: NodeIndex::new(v[6] as usize), removed })
 }
 
+fn get_call(r: &mut R) -> Res<CallRef> {
+    Ok(CallRef { name: r.str()?, qualifier: r.str()?, argc: r.u32()?, member: r.u8()? == 1 })
+}
+
 fn get_node(r: &mut R) -> Res<Node> {
     let kind = *NodeKind::ALL.get(r.u8()? as usize).ok_or("icfg.bin: unknown node kind")?;
     let lang = r.lang()?;
@@ -901,7 +900,7 @@ fn get_node(r: &mut R) -> Res<Node> {
     }
     let text = r.str()?;
     let calls = (0..r.count(13)?)
-        .map(|_| Ok(CallRef { name: r.str()?, qualifier: r.str()?, argc: r.u32()?, member: r.u8()? == 1 }))
+        .map(|_| get_call(r))
         .collect::<Res<Vec<_>>>()?;
     let parent = Some(v[6]).filter(|&p| p != u32::MAX);
     Ok(Node { kind, lang, file: v[0], function: v[1], bytes: (v[2], v[3]), lines: (v[4], v[5]), text: text.into(), calls: calls.into(), parent })
