@@ -166,12 +166,13 @@ enum Cmd {
 fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let cli = Cli::parse();
-    let read_only = matches!(cli.cmd, Cmd::Search(_));
+    // One-shot commands whose work is done (written and closed) once they return.
+    let ends_at_once = matches!(cli.cmd, Cmd::Search(_) | Cmd::Index(_));
     if matches!(cli.cmd, Cmd::Search(_) | Cmd::Graph { .. } | Cmd::Pcode(_)) {
         quiet_on_closed_pipe();
     }
     match run(cli) {
-        Ok(()) if read_only => exit_now(),
+        Ok(()) if ends_at_once => exit_now(),
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("beryl: error: {e:#}");
@@ -197,8 +198,11 @@ fn quiet_on_closed_pipe() {
     }
 }
 
-/// Ends a command that wrote nothing but its output without the libraries' exit handlers:
-/// libtorch's took 0.13 s, an eighth of a one-shot `beryl search`.
+/// Ends a one-shot command that has finished without the libraries' exit handlers:
+/// libtorch's took 0.13 s, an eighth of a one-shot `beryl search`, a thirtieth of an
+/// update of a large index. Nothing is lost: a search writes nothing but its output, and
+/// `beryl index` has committed its generation and closed its files when it returns (what
+/// its threads still free goes with the process).
 fn exit_now() -> ! {
     use std::io::Write;
     let _ = std::io::stdout().flush();
@@ -206,8 +210,8 @@ fn exit_now() -> ! {
     extern "C" {
         fn _exit(code: i32) -> !;
     }
-    // Safety: `_exit` only ends the process; the output is flushed above and a search
-    // holds no file open for writing (`--html` is written whole before).
+    // Safety: `_exit` only ends the process; the output is flushed above, and neither
+    // command holds a file open for writing by then (`--html` is written whole before).
     unsafe { _exit(0) }
 }
 

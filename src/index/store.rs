@@ -329,6 +329,13 @@ impl Store {
         rows.collect::<Result<_, _>>().map_err(db)
     }
 
+    /// Each indexed file's content hash and the language it was read as, by path.
+    pub fn file_hashes(&self) -> Result<std::collections::HashMap<String, (String, String)>, IndexError> {
+        let mut st = self.conn.prepare_cached("SELECT path, hash, lang FROM files").map_err(db)?;
+        let rows = st.query_map([], |r| Ok((r.get::<_, String>(0)?, (r.get(1)?, r.get(2)?)))).map_err(db)?;
+        rows.collect::<Result<_, _>>().map_err(db)
+    }
+
     /// Every function as (id, file, entry node), by id.
     pub fn function_files(&self) -> Result<Vec<(u32, u32, u32)>, IndexError> {
         let mut st = self.conn.prepare_cached("SELECT id, file, entry FROM functions ORDER BY id").map_err(db)?;

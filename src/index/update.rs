@@ -59,42 +59,40 @@ impl Diff {
     /// `lang` gives the language each file's extension maps to now: a file whose mapping
     /// changed (`--type-add`) is read again though its bytes are the same.
     pub fn of(store: &Store, files: &[PathBuf], lang: &dyn Fn(&Path) -> Option<Lang>) -> Result<Diff, IndexError> {
-        let mut langs: HashMap<String, String> = HashMap::new();
-        let mut indexed: HashMap<String, String> = HashMap::new();
-        for f in store.files()? {
-            langs.insert(f.path.clone(), f.lang);
-            indexed.insert(f.path, f.hash);
-        }
+        // Path → (hash, language read as); what is left once the walk's files are taken
+        // out is gone.
+        let mut indexed = store.file_hashes()?;
         let skipped = store.skipped()?;
-        let known = store.stamps()?;
+        let mut known = store.stamps()?;
         let h = super::stamps::hash_files(files, &known);
-        let hashed: Vec<(&PathBuf, String)> = files.iter().zip(h.hashes).collect();
         // Only the stamps that differ are written: the tree's tens of thousands rarely do.
-        let kept: HashSet<&str> = h.stamps.iter().map(|(p, _)| p.as_str()).collect();
-        let stamps_gone = known.keys().filter(|p| !kept.contains(p.as_str())).cloned().collect();
-        let stamps = h.stamps.into_iter().filter(|(p, s)| known.get(p) != Some(s)).collect();
+        let mut stamps = Vec::new();
+        for (p, s) in h.stamps {
+            if known.remove(&p).as_ref() != Some(&s) {
+                stamps.push((p, s));
+            }
+        }
+        let stamps_gone = known.into_keys().collect();
         let mut d = Diff { stamps, stamps_gone, read: h.read, ..Diff::default() };
-        let mut seen = HashSet::new();
-        for (p, hash) in hashed {
-            let key = p.to_string_lossy().into_owned();
-            match (indexed.get(&key), skipped.get(&key)) {
-                (Some(old), _) if *old == hash && lang(p).zip(langs.get(&key)).is_some_and(|(l, read)| crate::lang::reads_as(p, l, read)) => d.unchanged += 1,
+        for (p, hash) in files.iter().zip(h.hashes) {
+            let key = p.to_string_lossy();
+            match (indexed.remove(key.as_ref()), skipped.get(key.as_ref())) {
+                (Some((old, read)), _) if old == hash && lang(p).is_some_and(|l| crate::lang::reads_as(p, l, &read)) => d.unchanged += 1,
                 (Some(_), _) => {
                     d.changed.push(p.clone());
                     d.hashes.insert(p.clone(), hash);
                 }
                 (None, Some((old, reason))) if *old == hash && !hash.is_empty() => {
                     d.unchanged += 1;
-                    d.still_skipped.push((key.clone(), hash, reason.clone()));
+                    d.still_skipped.push((key.into_owned(), hash, reason.clone()));
                 }
                 (None, _) => {
                     d.added.push(p.clone());
                     d.hashes.insert(p.clone(), hash);
                 }
             }
-            seen.insert(key);
         }
-        d.removed = indexed.into_keys().filter(|p| !seen.contains(p)).collect();
+        d.removed = indexed.into_keys().collect();
         d.changed.sort();
         d.added.sort();
         d.removed.sort();
@@ -168,7 +166,10 @@ impl Early {
                 unsafe {
                     libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, 10);
                 }
-                super::icfg_file::read_parts(&path)
+                let t = std::time::Instant::now();
+                let read = super::icfg_file::read_parts(&path);
+                log::debug!("update early read: {:.1} ms", t.elapsed().as_secs_f64() * 1000.0);
+                read
             })
             .ok()?;
         Some(Early { gen, reading })

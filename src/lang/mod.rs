@@ -36,8 +36,13 @@ pub enum ParseError {
 
 /// The language a path's extension names; `.h` is tried as C first (see [`parse_file`]).
 pub fn lang_of(path: &Path) -> Option<Lang> {
-    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
-    match ext.as_str() {
+    // Lowered on the stack: a walk asks this of every file in the tree.
+    let ext = path.extension()?.as_encoded_bytes();
+    let mut low = [0u8; 4];
+    let low = low.get_mut(..ext.len())?;
+    low.copy_from_slice(ext);
+    low.make_ascii_lowercase();
+    match std::str::from_utf8(low).ok()? {
         "c" | "h" => Some(Lang::C),
         // CUDA sources are C++ with launch syntax tree-sitter recovers from.
         "cc" | "cpp" | "cxx" | "c++" | "hpp" | "hh" | "hxx" | "h++" | "ipp" | "tcc" | "cu" | "cuh" => Some(Lang::Cpp),
