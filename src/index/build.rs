@@ -76,6 +76,9 @@ pub fn build(
     // The inputs first: a run that cannot succeed creates nothing.
     lock::check_layout(dir)?;
     refuse_newer(dir)?;
+    // A large index's ICFG is read beside the models' loading, the walk and the
+    // comparison, which an update of it would otherwise wait for.
+    let mut early = (!opts.force).then(|| update::Early::start(dir, opts)).flatten();
     let lap = |what: &str| log::debug!("index {what}: {:.1} ms", t0.elapsed().as_secs_f64() * 1000.0);
     let enc = encs.statements()?;
     lap("statement encoder");
@@ -87,9 +90,6 @@ pub fn build(
     // The roots' project files join the command line's rules; the index records the
     // command line's alone (`meta.walk`) and reads the files afresh each time.
     let opts = &IndexOptions { walk: opts.walk.with_project_config(roots)?, ..opts.clone() };
-    // A large index's ICFG is read beside the walk and the comparison, which an update
-    // of it would otherwise wait for.
-    let mut early = (!opts.force).then(|| update::Early::start(dir, opts)).flatten();
     let walked = corpus::walk::walk(roots, &opts.walk);
     let (files, walk_skipped) = (walked.files, walked.skipped);
     report.excluded = walked.excluded;

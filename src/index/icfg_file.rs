@@ -358,23 +358,79 @@ impl<T: std::io::Read> std::io::Read for Counting<T> {
 /// Reads section `(at, stored, raw)` of `src` with `f`, which is handed the section's raw
 /// length to bound its counts; the section must decompress to exactly `raw` bytes, all
 /// of them read.
+/// The section is decompressed on a thread of its own, a few chunks ahead of `f`: the
+/// two take about as long on the largest sections, and a reading of the whole file runs
+/// beside other work that leaves a core free only part of the time.
 fn section<T>(src: Source, (at, stored, raw): (u64, u64, u64), f: impl FnOnce(&mut R, u64) -> Res<T>) -> Res<T> {
     let z = zstd::stream::read::Decoder::with_buffer(std::io::BufReader::with_capacity(1 << 20, src.open(at, stored)?))
         .map_err(|e| format!("icfg.bin does not decompress: {e}"))?
         .single_frame();
     let mut counted = Counting { inner: z, n: 0 };
-    let out = {
-        let mut r = R::stream(&mut counted);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<std::io::Result<Vec<u8>>>(4);
+    std::thread::scope(|s| {
+        let counted = &mut counted;
+        s.spawn(move || {
+            use std::io::Read;
+            loop {
+                let mut chunk = vec![0u8; 1 << 20];
+                let mut n = 0;
+                let read = loop {
+                    match counted.read(&mut chunk[n..]) {
+                        Ok(0) => break Ok(()),
+                        Ok(k) => {
+                            n += k;
+                            if n == chunk.len() {
+                                break Ok(());
+                            }
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(e) => break Err(e),
+                    }
+                };
+                chunk.truncate(n);
+                let end = n == 0 || read.is_err();
+                // A reader that has stopped ends this.
+                if tx.send(read.map(|_| chunk)).is_err() || end {
+                    return;
+                }
+            }
+        });
+        let mut ahead = Ahead { rx, chunk: Vec::new(), at: 0 };
+        let mut r = R::stream(&mut ahead);
         let out = f(&mut r, raw)?;
         if !r.at_end() {
             return Err("icfg.bin: a section has trailing bytes".into());
         }
-        out
-    };
-    if counted.n != raw {
-        return Err("icfg.bin: a section is not as long as its table says".into());
+        Ok(out)
+    })
+    .and_then(|out| match counted.n == raw {
+        true => Ok(out),
+        false => Err("icfg.bin: a section is not as long as its table says".into()),
+    })
+}
+
+/// The chunks a decompressing thread sends, read in order; an empty one ends them.
+struct Ahead {
+    rx: std::sync::mpsc::Receiver<std::io::Result<Vec<u8>>>,
+    chunk: Vec<u8>,
+    at: usize,
+}
+
+impl std::io::Read for Ahead {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.at == self.chunk.len() {
+            match self.rx.recv() {
+                Ok(Ok(c)) => (self.chunk, self.at) = (c, 0),
+                Ok(Err(e)) => return Err(e),
+                // The sender has ended, after an empty chunk or an error.
+                Err(_) => return Ok(0),
+            }
+        }
+        let n = buf.len().min(self.chunk.len() - self.at);
+        buf[..n].copy_from_slice(&self.chunk[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
     }
-    Ok(out)
 }
 
 /// A count of records at least `min_bytes` each, bounded by the section's raw length.
@@ -449,15 +505,28 @@ pub fn read_parts(path: &std::path::Path) -> Result<(Icfg, Parts), String> {
     let table = table_of(path)?;
     let (icfg, edges) = decode_from(Source::File(path), table, true)?;
     let (from, to, kinds) = edges.unwrap_or_default();
-    let parts = Parts { path: path.to_path_buf(), calls_at: table[3], nodes: icfg.graph.node_count(), from, to, kinds, done: vec![false; icfg.files.len()] };
+    let parts = Parts { calls_at: table[3], nodes: icfg.graph.node_count(), from, to, kinds, done: vec![false; icfg.files.len()] };
     Ok((icfg, parts))
+}
+
+/// The calls section of `icfg.bin`, decompressed: [`Parts::calls_named`] scans it. Apart
+/// from the rest, so that it can be read while the rest is.
+pub fn calls_section(path: &std::path::Path) -> Result<Vec<u8>, String> {
+    let (at, stored, raw_len) = table_of(path)?[3];
+    use std::io::Read;
+    let mut stored_bytes = Vec::with_capacity(stored as usize);
+    Source::File(path).open(at, stored)?.read_to_end(&mut stored_bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    let raw = zstd::bulk::decompress(&stored_bytes, raw_len as usize).map_err(|e| format!("icfg.bin does not decompress: {e}"))?;
+    if raw.len() as u64 != raw_len {
+        return Err("icfg.bin: a section is not as long as its table says".into());
+    }
+    Ok(raw)
 }
 
 /// The calls and intraprocedural edges of an ICFG [`read_parts`] read, handed out to the
 /// nodes of the files that need them. Nodes and files added to the ICFG later (a patch's,
 /// a change's) come whole and are not this reader's.
 pub struct Parts {
-    path: std::path::PathBuf,
     calls_at: (u64, u64, u64),
     /// How many nodes the file holds.
     nodes: usize,
@@ -472,18 +541,13 @@ pub struct Parts {
 impl Parts {
     /// Gives every node of each live function of the file that has a call whose name
     /// `wanted` selects its calls (a function's nodes all: its shape counts their calls),
-    /// and returns those functions. The section is decompressed whole and scanned in
-    /// place: only the calls given out are made into strings.
+    /// and returns those functions. The section, decompressed whole, is scanned in place:
+    /// only the calls given out are made into strings.
     /// (`wanted` is handed each name's bytes: those of the calls given out are checked as
     /// text when read.)
-    pub fn calls_named(&self, icfg: &mut Icfg, wanted: &dyn Fn(&[u8]) -> bool) -> Result<Vec<u32>, String> {
-        let (at, stored, raw_len) = self.calls_at;
-        use std::io::Read;
-        let mut stored_bytes = Vec::with_capacity(stored as usize);
-        Source::File(&self.path).open(at, stored)?.read_to_end(&mut stored_bytes).map_err(|e| format!("{}: {e}", self.path.display()))?;
-        let raw = zstd::bulk::decompress(&stored_bytes, raw_len as usize).map_err(|e| format!("icfg.bin does not decompress: {e}"))?;
-        drop(stored_bytes);
-        if raw.len() as u64 != raw_len {
+    /// `raw`: the calls section, as [`calls_section`] reads it from the same file.
+    pub fn calls_named(&self, raw: &[u8], icfg: &mut Icfg, wanted: &dyn Fn(&[u8]) -> bool) -> Result<Vec<u32>, String> {
+        if raw.len() as u64 != self.calls_at.2 {
             return Err("icfg.bin: a section is not as long as its table says".into());
         }
         let mut found = Vec::new();
@@ -1157,7 +1221,8 @@ mod tests {
         assert!(part.graph.node_weights().all(|n| n.calls.is_empty()));
         assert_eq!(part.calls.len(), whole.calls.len());
         // Calls of `m7`: m6 makes one; each of its nodes gets its calls, no other node.
-        let found = parts.calls_named(&mut part, &|name| name == b"m7").unwrap();
+        let calls = calls_section(&p).unwrap();
+        let found = parts.calls_named(&calls, &mut part, &|name| name == b"m7").unwrap();
         assert_eq!(found.iter().map(|&f| part.functions[f as usize].meta.name.as_str()).collect::<Vec<_>>(), ["m6"]);
         for i in part.graph.node_indices() {
             let asked = part.graph[i].function == found[0];
@@ -1178,7 +1243,8 @@ mod tests {
         for i in part.graph.node_indices() {
             assert_eq!(listed(&part, i), listed(&whole, i));
         }
-        assert!(parts.calls_named(&mut part, &|_| true).unwrap().len() >= 41);
+        assert!(parts.calls_named(&calls, &mut part, &|_| true).unwrap().len() >= 41);
+        assert!(parts.calls_named(&calls[1..], &mut part, &|_| true).is_err());
         assert_eq!(part.graph.node_weights().map(|n| n.calls.clone()).collect::<Vec<_>>(), whole.graph.node_weights().map(|n| n.calls.clone()).collect::<Vec<_>>());
     }
 }

@@ -234,6 +234,15 @@ pub(super) fn run(ctx: &Context, diff: Diff, early: Option<Early>, report: &mut 
     // where a search would pay for it, as a full build).
     let patching = patches(&old_meta, ctx.opts);
     check_file(gen, "icfg.bin", &old_meta)?;
+    // What does not need the ICFG first, while an early reading of it may still be going:
+    // the changed and added files parsed, and the calls section (see below).
+    let mut to_parse: Vec<PathBuf> = diff.changed.iter().chain(&diff.added).cloned().collect();
+    to_parse.sort();
+    let parsed = crate::corpus::parse(&to_parse, &ctx.opts.walk);
+    let calls = match patching {
+        true => Some(super::icfg_file::calls_section(&path).map_err(corrupt)?),
+        false => None,
+    };
     // A patching update reads each node without its calls and edges, then gives them to
     // the nodes of the files it reaches; one that writes every file anew reads it whole.
     let early = early.and_then(|e| e.take(gen));
@@ -294,12 +303,10 @@ pub(super) fn run(ctx: &Context, diff: Diff, early: Option<Early>, report: &mut 
         icfg.files[f as usize].removed = true;
     }
 
-    // In: the changed and added files, parsed.
-    let mut to_parse: Vec<PathBuf> = diff.changed.iter().chain(&diff.added).cloned().collect();
-    to_parse.sort();
+    // In: the changed and added files.
     let mut skipped: Vec<Skipped> = ctx.walk_skipped.to_vec();
     let mut new_hashes = Vec::new();
-    for (path, r) in to_parse.iter().zip(crate::corpus::parse(&to_parse, &ctx.opts.walk)) {
+    for (path, r) in to_parse.iter().zip(parsed) {
         match r {
             Ok(Some((mut file, pf))) => {
                 file.project = crate::corpus::project_of(ctx.roots, &file.path);
@@ -326,7 +333,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, early: Option<Early>, report: &mut 
     }
 
     // Calls: the new files' own, and every other whose name a removed or added function has.
-    if let Some(p) = &mut parts {
+    if let (Some(p), Some(calls)) = (&mut parts, calls) {
         // Calls and edges where the change reaches: the calls of functions calling a
         // changed name (and Java's `this(...)`, which names the caller's class), and the
         // edges of their files and of the files changed.
@@ -334,7 +341,8 @@ pub(super) fn run(ctx: &Context, diff: Diff, early: Option<Early>, report: &mut 
         // passed over without hashing.
         let lengths = changed_names.iter().map(|n| n.len()).chain(["this".len()]).fold(0u64, |m, l| m | 1 << l.min(63));
         let wanted = |name: &[u8]| lengths & (1 << name.len().min(63)) != 0 && (name == b"this" || std::str::from_utf8(name).is_ok_and(|n| changed_names.contains(n)));
-        let callers = p.calls_named(&mut icfg, &wanted).map_err(corrupt)?;
+        let callers = p.calls_named(&calls, &mut icfg, &wanted).map_err(corrupt)?;
+        drop(calls);
         let files: Vec<u32> = callers.iter().map(|&f| icfg.functions[f as usize].meta.file).chain(gone_files.iter().copied()).collect();
         p.add_edges(&mut icfg, files);
         lap("calls and edges");
@@ -575,7 +583,8 @@ pub(super) fn run(ctx: &Context, diff: Diff, early: Option<Early>, report: &mut 
     let ops = |n: NodeIndex| op_counts(&icfg.graph[n]);
     let added_shapes: Vec<Shape> = new_fns.clone().into_par_iter().map(|f| Shape::of_function(&icfg, f, &ops)).collect();
     let replaced: HashMap<u32, Shape> =
-        reshaped.iter().filter(|&&f| !icfg.functions[f as usize].removed).map(|&f| (f, Shape::of_function(&icfg, f, &ops))).collect();
+        reshaped.par_iter().filter(|&&f| !icfg.functions[f as usize].removed).map(|&f| (f, Shape::of_function(&icfg, f, &ops))).collect();
+    log::debug!("update: {} new shapes of callers", replaced.len());
     let shape_bytes = if patching {
         use crate::shape::store::{patch_bytes, patch_records, record_bytes, removed_record};
         let mut records = match &old_patch {
