@@ -1027,8 +1027,24 @@ pub fn delta(icfg: &Icfg, base: (usize, usize, usize), resolved: &std::collectio
         for e in icfg.graph.edge_references().filter(new_intra) {
             put_edge(&mut w, e);
         }
-        let sites: Vec<&CallSite> =
-            icfg.calls.iter().filter(|c| c.node.index() >= base.2 || resolved.contains(&(c.node.index() as u32, c.call))).collect();
+        // Millions of sites, a few resolved anew: where the sites are in order (as an
+        // update leaves them), the resolved pairs in order are passed along with them.
+        let key = |c: &CallSite| (c.node.index() as u32, c.call);
+        let sites: Vec<&CallSite> = match icfg.calls.is_sorted_by_key(key) {
+            true => {
+                let mut again: Vec<(u32, u32)> = resolved.iter().copied().collect();
+                again.sort_unstable();
+                let mut next = again.iter().peekable();
+                icfg.calls
+                    .iter()
+                    .filter(|c| {
+                        while next.next_if(|&&k| k < key(c)).is_some() {}
+                        c.node.index() >= base.2 || next.peek().is_some_and(|&&k| k == key(c))
+                    })
+                    .collect()
+            }
+            false => icfg.calls.iter().filter(|c| c.node.index() >= base.2 || resolved.contains(&key(c))).collect(),
+        };
         w.u32(sites.len() as u32);
         for c in sites {
             put_site(&mut w, c);
@@ -1098,11 +1114,16 @@ pub fn apply_delta(icfg: &mut Icfg, bytes: &[u8]) -> Result<std::collections::Ha
     let mut again: Vec<(u32, u32)> = resolved.iter().copied().collect();
     again.sort_unstable();
     let mut next = again.iter().peekable();
-    let (functions, graph) = (&icfg.functions, &icfg.graph);
+    // Likewise the removed functions' nodes, as ranges in node order: a site's node is not
+    // looked up in the graph (a function's nodes are the range `function_nodes` gives).
+    let mut gone: Vec<std::ops::Range<usize>> = (0..icfg.functions.len() as u32).filter(|&f| icfg.functions[f as usize].removed).map(|f| icfg.function_nodes(f)).collect();
+    gone.sort_unstable_by_key(|r| r.start);
+    let mut dead = gone.iter().peekable();
     icfg.calls.retain(|c| {
         let key = (c.node.index() as u32, c.call);
         while next.next_if(|&&k| k < key).is_some() {}
-        next.next_if_eq(&&key).is_none() && !functions[graph[c.node].function as usize].removed
+        while dead.next_if(|r| r.end <= key.0 as usize).is_some() {}
+        next.next_if_eq(&&key).is_none() && !dead.peek().is_some_and(|r| r.contains(&(key.0 as usize)))
     });
     icfg.calls.extend(sites);
     icfg.calls.sort_by_key(|c| (c.node.index(), c.call));

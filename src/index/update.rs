@@ -342,7 +342,8 @@ pub(super) fn run(ctx: &Context, diff: Diff, early: Option<Early>, report: &mut 
         let lengths = changed_names.iter().map(|n| n.len()).chain(["this".len()]).fold(0u64, |m, l| m | 1 << l.min(63));
         let wanted = |name: &[u8]| lengths & (1 << name.len().min(63)) != 0 && (name == b"this" || std::str::from_utf8(name).is_ok_and(|n| changed_names.contains(n)));
         let callers = p.calls_named(&calls, &mut icfg, &wanted).map_err(corrupt)?;
-        drop(calls);
+        // 142 MB on the Linux tree, unmapped beside the work that follows.
+        std::thread::spawn(move || drop(calls));
         let files: Vec<u32> = callers.iter().map(|&f| icfg.functions[f as usize].meta.file).chain(gone_files.iter().copied()).collect();
         p.add_edges(&mut icfg, files);
         lap("calls and edges");
@@ -797,7 +798,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, early: Option<Early>, report: &mut 
     // Millions of nodes, call references and sites, freed beside what comes next (a
     // command that ends here does not wait for it; a watcher's next update finds it done).
     drop(live_files);
-    std::thread::spawn(move || drop(icfg));
+    std::thread::spawn(move || drop((icfg, parts)));
     Ok(Outcome::Done)
 }
 
