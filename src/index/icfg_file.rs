@@ -503,9 +503,10 @@ pub fn decode(bytes: &[u8]) -> Result<Icfg, String> {
 /// edges that a one-file change never reads.
 pub fn read_parts(path: &std::path::Path) -> Result<(Icfg, Parts), String> {
     let table = table_of(path)?;
-    let (icfg, edges) = decode_from(Source::File(path), table, true)?;
-    let (from, to, kinds) = edges.unwrap_or_default();
-    let parts = Parts { calls_at: table[3], nodes: icfg.graph.node_count(), from, to, kinds, done: vec![false; icfg.files.len()] };
+    let (icfg, _) = decode_from(Source::File(path), table, true)?;
+    let nodes = icfg.graph.node_count();
+    let edges = Edges::Unread { path: path.to_path_buf(), at: table[4] };
+    let parts = Parts { calls_at: table[3], nodes, edges, done: vec![false; icfg.files.len()] };
     Ok((icfg, parts))
 }
 
@@ -530,15 +531,46 @@ pub struct Parts {
     calls_at: (u64, u64, u64),
     /// How many nodes the file holds.
     nodes: usize,
-    /// The edges, as the file lists them.
-    from: Vec<u32>,
-    to: Vec<u32>,
-    kinds: Vec<u8>,
+    /// The edges, as the file lists them: read when first asked for, or on a thread
+    /// [`Parts::read_edges`] starts.
+    edges: Edges,
     /// The files whose nodes have their edges.
     done: Vec<bool>,
 }
 
+/// Where [`Parts`]' edges stand.
+enum Edges {
+    Unread { path: std::path::PathBuf, at: (u64, u64, u64) },
+    Reading(std::thread::JoinHandle<Res<EdgeColumns>>),
+    Read(EdgeColumns),
+}
+
 impl Parts {
+    /// Starts reading the edges on a thread of their own: an update has work to do
+    /// before it needs them (the reading of everything else does not wait for them).
+    pub fn read_edges(&mut self) {
+        if let Edges::Unread { path, at } = &self.edges {
+            let (path, at, nodes) = (path.clone(), *at, self.nodes);
+            if let Ok(h) = std::thread::Builder::new().name("icfg-edges".into()).spawn(move || edge_columns(&path, at, nodes)) {
+                self.edges = Edges::Reading(h);
+            }
+        }
+    }
+
+    /// The edge columns, read (or waited for) when first asked for.
+    fn columns(&mut self) -> Res<&EdgeColumns> {
+        let read = match std::mem::replace(&mut self.edges, Edges::Read(Default::default())) {
+            Edges::Unread { path, at } => edge_columns(&path, at, self.nodes)?,
+            Edges::Reading(h) => h.join().unwrap_or_else(|_| Err("icfg.bin: the edges' reading thread failed".into()))?,
+            Edges::Read(c) => c,
+        };
+        self.edges = Edges::Read(read);
+        match &self.edges {
+            Edges::Read(c) => Ok(c),
+            _ => unreachable!("set just above"),
+        }
+    }
+
     /// Gives every node of each live function of the file that has a call whose name
     /// `wanted` selects its calls (a function's nodes all: its shape counts their calls),
     /// and returns those functions. The section, decompressed whole, is scanned in place:
@@ -608,7 +640,7 @@ impl Parts {
     /// Adds the intraprocedural edges of every node of `files` (those this reader read)
     /// that it has not added yet: those of a node are all added at once, in the file's
     /// order, so each node lists them as a whole read would.
-    pub fn add_edges(&mut self, icfg: &mut Icfg, files: impl IntoIterator<Item = u32>) {
+    pub fn add_edges(&mut self, icfg: &mut Icfg, files: impl IntoIterator<Item = u32>) -> Result<(), String> {
         let mut new = vec![false; self.done.len()];
         let mut any = false;
         for f in files {
@@ -619,33 +651,62 @@ impl Parts {
             }
         }
         if !any {
-            return;
+            return Ok(());
         }
+        let nodes = self.nodes;
+        let (from, to, kinds) = self.columns()?;
         // A function's nodes are one range, and a node's edges stay within its function.
-        let mut wanted = vec![0u64; self.nodes.div_ceil(64)];
+        let mut wanted = vec![0u64; nodes.div_ceil(64)];
         for f in 0..icfg.functions.len() as u32 {
             let func = &icfg.functions[f as usize];
-            if func.entry.index() < self.nodes && new.get(func.meta.file as usize) == Some(&true) {
-                for n in icfg.function_nodes(f).filter(|&n| n < self.nodes) {
+            if func.entry.index() < nodes && new.get(func.meta.file as usize) == Some(&true) {
+                for n in icfg.function_nodes(f).filter(|&n| n < nodes) {
                     wanted[n / 64] |= 1 << (n % 64);
                 }
             }
         }
-        for ((&a, &b), &k) in self.from.iter().zip(&self.to).zip(&self.kinds) {
+        for ((&a, &b), &k) in from.iter().zip(to).zip(kinds) {
             if wanted[a as usize / 64] & (1 << (a % 64)) != 0 {
                 icfg.graph.add_edge(NodeIndex::new(a as usize), NodeIndex::new(b as usize), EdgeKind::ALL[k as usize]);
             }
         }
+        Ok(())
     }
 
     /// Adds the edges of every file.
-    pub fn add_all_edges(&mut self, icfg: &mut Icfg) {
-        self.add_edges(icfg, 0..self.done.len() as u32);
+    pub fn add_all_edges(&mut self, icfg: &mut Icfg) -> Result<(), String> {
+        self.add_edges(icfg, 0..self.done.len() as u32)
     }
 }
 
 /// Edge columns (from, to, kind) of a read that keeps them apart.
 type EdgeColumns = (Vec<u32>, Vec<u32>, Vec<u8>);
+
+/// The edges section of `path` at `at` as columns, every end checked against the
+/// `n_nodes` nodes of its ICFG.
+fn edge_columns(path: &std::path::Path, at: (u64, u64, u64), n_nodes: usize) -> Res<EdgeColumns> {
+    let (from, to, kinds) = section(Source::File(path), at, |r, raw| {
+        let m = bounded(r, raw, 9)?;
+        let (mut from, mut to, mut kinds): EdgeColumns = (Vec::with_capacity(m), Vec::with_capacity(m), Vec::with_capacity(m));
+        let mut i = 0;
+        while i < m {
+            let k = (m - i).min(BLOCK);
+            let a = u32_column(r, k, true)?;
+            to.extend(u32_column(r, k, false)?.iter().zip(&a).map(|(&d, &a)| a.wrapping_add(d)));
+            from.extend(a);
+            column(r, k, 1, |_, b| kinds.push(b[0]))?;
+            i += k;
+        }
+        Ok((from, to, kinds))
+    })?;
+    if from.iter().chain(&to).any(|&a| a as usize >= n_nodes) {
+        return Err("icfg.bin: an edge out of range".into());
+    }
+    if kinds.iter().any(|&k| k as usize >= EdgeKind::ALL.len()) {
+        return Err("icfg.bin: unknown edge kind".into());
+    }
+    Ok((from, to, kinds))
+}
 
 fn table(head: &[u8], len: u64) -> Res<[(u64, u64, u64); SECTIONS]> {
     if &head[..8] != MAGIC || u32::from_le_bytes(head[8..12].try_into().expect("4 bytes")) as usize != SECTIONS {
@@ -697,22 +758,9 @@ fn decode_from(src: Source, parts: [(u64, u64, u64); SECTIONS], apart: bool) -> 
                 Ok(sites)
             })?;
             if apart {
+                // The edges are read apart, by [`Parts`].
                 drop(tx);
-                let columns = section(src, parts[4], |r, raw| {
-                    let m = bounded(r, raw, 9)?;
-                    let (mut from, mut to, mut kinds): (Vec<u32>, Vec<u32>, Vec<u8>) = (Vec::with_capacity(m), Vec::with_capacity(m), Vec::with_capacity(m));
-                    let mut i = 0;
-                    while i < m {
-                        let k = (m - i).min(BLOCK);
-                        let a = u32_column(r, k, true)?;
-                        to.extend(u32_column(r, k, false)?.iter().zip(&a).map(|(&d, &a)| a.wrapping_add(d)));
-                        from.extend(a);
-                        column(r, k, 1, |_, b| kinds.push(b[0]))?;
-                        i += k;
-                    }
-                    Ok((from, to, kinds))
-                })?;
-                return Ok((files, functions, sites, Some(columns)));
+                return Ok((files, functions, sites, None));
             }
             section(src, parts[4], |r, raw| {
                 let m = bounded(r, raw, 9)?;
@@ -765,14 +813,6 @@ fn decode_from(src: Source, parts: [(u64, u64, u64); SECTIONS], apart: bool) -> 
     let (n_nodes, n_functions) = (icfg.graph.node_count(), icfg.functions.len());
     if sites.iter().any(|c| c.node.index() >= n_nodes || c.targets.iter().any(|&t| t as usize >= n_functions)) {
         return Err("icfg.bin: a call site out of range".into());
-    }
-    if let Some((from, to, kinds)) = &edges {
-        if from.iter().chain(to).any(|&a| a as usize >= n_nodes) {
-            return Err("icfg.bin: an edge out of range".into());
-        }
-        if kinds.iter().any(|&k| k as usize >= EdgeKind::ALL.len()) {
-            return Err("icfg.bin: unknown edge kind".into());
-        }
     }
     sites.sort_by_key(|c| (c.node.index(), c.call));
     icfg.calls = sites;
@@ -1251,15 +1291,16 @@ mod tests {
         }
         // Edges of one file, then of all: each node's as the whole read lists them.
         let d = part.files.iter().position(|f| f.path.ends_with("d.c")).unwrap() as u32;
-        parts.add_edges(&mut part, [d]);
+        parts.read_edges();
+        parts.add_edges(&mut part, [d]).unwrap();
         let in_d = |g: &Icfg, i: NodeIndex| g.graph[i].file == d;
         let listed = |g: &Icfg, i: NodeIndex| g.graph.edges(i).map(|e| (e.target(), *e.weight())).collect::<Vec<_>>();
         for i in part.graph.node_indices() {
             let expect = if in_d(&whole, i) { listed(&whole, i) } else { Vec::new() };
             assert_eq!(listed(&part, i), expect);
         }
-        parts.add_edges(&mut part, [d]);
-        parts.add_all_edges(&mut part);
+        parts.add_edges(&mut part, [d]).unwrap();
+        parts.add_all_edges(&mut part).unwrap();
         assert_eq!(part.graph.edge_count(), whole.graph.edge_count());
         for i in part.graph.node_indices() {
             assert_eq!(listed(&part, i), listed(&whole, i));

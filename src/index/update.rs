@@ -250,6 +250,10 @@ pub(super) fn run(ctx: &Context, diff: Diff, early: Option<Early>, report: &mut 
         true => early.unwrap_or_else(|| super::icfg_file::read_parts(&path)).map(|(i, p)| (i, Some(p))).map_err(corrupt)?,
         false => (super::icfg_file::read(&path).map_err(corrupt)?, None),
     };
+    // The edges are first needed after the patch is applied and the calls are scanned.
+    if let Some(p) = &mut parts {
+        p.read_edges();
+    }
     // A patched generation's ICFG is its base's with the patch's change applied.
     let old_patch = match old_meta.checksums.contains_key(patch::FILE) {
         true => Some(Patch::from_bytes(&read_checked(gen, patch::FILE, &old_meta)?).map_err(corrupt)?),
@@ -345,7 +349,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, early: Option<Early>, report: &mut 
         // 142 MB on the Linux tree, unmapped beside the work that follows.
         std::thread::spawn(move || drop(calls));
         let files: Vec<u32> = callers.iter().map(|&f| icfg.functions[f as usize].meta.file).chain(gone_files.iter().copied()).collect();
-        p.add_edges(&mut icfg, files);
+        p.add_edges(&mut icfg, files).map_err(corrupt)?;
         lap("calls and edges");
     }
     let mut old_targets: HashMap<(usize, u32), (u32, Vec<u32>)> = HashMap::new();
@@ -438,7 +442,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, early: Option<Early>, report: &mut 
             files.extend(rows.naming(f).map(|c| icfg.graph[c.node].file));
         }
         let naming = rows.release();
-        p.add_edges(&mut icfg, files);
+        p.add_edges(&mut icfg, files).map_err(corrupt)?;
         rows = Rows::resume(&icfg, naming);
     }
     for &f in &hubs {
@@ -462,7 +466,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, early: Option<Early>, report: &mut 
             rows.files_read(n, &mut files);
         }
         let naming = rows.release();
-        p.add_edges(&mut icfg, files);
+        p.add_edges(&mut icfg, files).map_err(corrupt)?;
         rows = Rows::resume(&icfg, naming);
     }
     let new_rows: Vec<(u32, Vec<u32>)> = row_ids.iter().map(|&n| (n, rows.row(n, false))).collect();
@@ -480,7 +484,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, early: Option<Early>, report: &mut 
             // The rows read with every file's edges must be those read with the files'
             // the change reaches; and the edge count as counted whole.
             let naming = rows.release();
-            p.add_all_edges(&mut icfg);
+            p.add_all_edges(&mut icfg).map_err(corrupt)?;
             rows = Rows::resume(&icfg, naming);
             for (rows_read, same_file) in [(&new_rows, false), (&gcn_rows, true)] {
                 for (n, row) in rows_read {
