@@ -385,25 +385,7 @@ pub struct Rows<'a> {
 
 impl<'a> Rows<'a> {
     pub fn new(icfg: &'a Icfg) -> Rows<'a> {
-        // Whether each site's function is live, found by walking the functions beside the
-        // sites (both in node order): millions of sites, each of whose nodes would
-        // otherwise be looked up in the graph.
-        let fs = &icfg.functions;
-        let mut f = 0usize;
-        let live_site: Vec<bool> = icfg
-            .calls
-            .iter()
-            .map(|c| {
-                let n = c.node.index();
-                while f + 1 < fs.len() && fs[f + 1].entry.index() <= n {
-                    f += 1;
-                }
-                match fs.get(f).filter(|_| icfg.function_nodes(f as u32).contains(&n)) {
-                    Some(func) => !func.removed,
-                    None => !fs[icfg.graph[c.node].function as usize].removed,
-                }
-            })
-            .collect();
+        let live_site = icfg.live_sites();
         let mut offsets = vec![0u32; icfg.functions.len() + 1];
         for c in icfg.calls.iter().zip(&live_site).filter(|(_, &l)| l).map(|(c, _)| c) {
             for &t in &c.targets {

@@ -365,6 +365,27 @@ impl Icfg {
         })
     }
 
+    /// Whether each call site (of `calls`, in node order) is in a live function, found by
+    /// walking the functions beside the sites: millions of sites, each of whose nodes
+    /// would otherwise be looked up in the graph.
+    pub fn live_sites(&self) -> Vec<bool> {
+        let fs = &self.functions;
+        let mut f = 0usize;
+        self.calls
+            .iter()
+            .map(|c| {
+                let n = c.node.index();
+                while f + 1 < fs.len() && fs[f + 1].entry.index() <= n {
+                    f += 1;
+                }
+                match fs.get(f).filter(|_| self.function_nodes(f as u32).contains(&n)) {
+                    Some(func) => !func.removed,
+                    None => !fs[self.graph[c.node].function as usize].removed,
+                }
+            })
+            .collect()
+    }
+
     /// Nodes of function `f`, ENTRY and EXIT first (nodes of one function are contiguous).
     pub fn function_nodes(&self, f: u32) -> std::ops::Range<usize> {
         let start = self.functions[f as usize].entry.index();

@@ -1072,16 +1072,9 @@ pub fn delta(icfg: &Icfg, base: (usize, usize, usize), resolved: &std::collectio
         let key = |c: &CallSite| (c.node.index() as u32, c.call);
         let sites: Vec<&CallSite> = match icfg.calls.is_sorted_by_key(key) {
             true => {
-                let mut again: Vec<(u32, u32)> = resolved.iter().copied().collect();
-                again.sort_unstable();
-                let mut next = again.iter().peekable();
-                icfg.calls
-                    .iter()
-                    .filter(|c| {
-                        while next.next_if(|&&k| k < key(c)).is_some() {}
-                        c.node.index() >= base.2 || next.peek().is_some_and(|&&k| k == key(c))
-                    })
-                    .collect()
+                let again = in_order(resolved);
+                let mut resolved_again = member_in_order(&again);
+                icfg.calls.iter().filter(|c| resolved_again(key(c)) || c.node.index() >= base.2).collect()
             }
             false => icfg.calls.iter().filter(|c| c.node.index() >= base.2 || resolved.contains(&key(c))).collect(),
         };
@@ -1092,6 +1085,23 @@ pub fn delta(icfg: &Icfg, base: (usize, usize, usize), resolved: &std::collectio
         w.flush();
     }
     zstd::bulk::compress(&raw, 3).expect("compressing in memory")
+}
+
+/// The (node, call) pairs of `set`, in order.
+fn in_order(set: &std::collections::HashSet<(u32, u32)>) -> Vec<(u32, u32)> {
+    let mut v: Vec<(u32, u32)> = set.iter().copied().collect();
+    v.sort_unstable();
+    v
+}
+
+/// Whether each key asked is among `sorted`, for keys asked in ascending order (the call
+/// sites in node order): a pass beside them instead of a hash of each of millions.
+fn member_in_order(sorted: &[(u32, u32)]) -> impl FnMut((u32, u32)) -> bool + '_ {
+    let mut next = sorted.iter().peekable();
+    move |key| {
+        while next.next_if(|&&k| k < key).is_some() {}
+        next.peek().is_some_and(|&&k| k == key)
+    }
 }
 
 /// Applies [`delta`]'s bytes to the base ICFG [`decode`] read (its call sites, no call
@@ -1149,21 +1159,15 @@ pub fn apply_delta(icfg: &mut Icfg, bytes: &[u8]) -> Result<std::collections::Ha
     }
     let resolved: std::collections::HashSet<(u32, u32)> =
         sites.iter().filter(|c| c.node.index() < base.2).map(|c| (c.node.index() as u32, c.call)).collect();
-    // Millions of sites are kept, a few dropped: the resolved pairs in order, passed
-    // along with the sites (which are in the same order), not hashed for each site.
-    let mut again: Vec<(u32, u32)> = resolved.iter().copied().collect();
-    again.sort_unstable();
-    let mut next = again.iter().peekable();
-    // Likewise the removed functions' nodes, as ranges in node order: a site's node is not
-    // looked up in the graph (a function's nodes are the range `function_nodes` gives).
-    let mut gone: Vec<std::ops::Range<usize>> = (0..icfg.functions.len() as u32).filter(|&f| icfg.functions[f as usize].removed).map(|f| icfg.function_nodes(f)).collect();
-    gone.sort_unstable_by_key(|r| r.start);
-    let mut dead = gone.iter().peekable();
+    // Millions of sites are kept, a few dropped: neither hashed nor looked up one by one.
+    let again = in_order(&resolved);
+    let mut resolved_again = member_in_order(&again);
+    let live = icfg.live_sites();
+    let mut i = 0;
     icfg.calls.retain(|c| {
-        let key = (c.node.index() as u32, c.call);
-        while next.next_if(|&&k| k < key).is_some() {}
-        while dead.next_if(|r| r.end <= key.0 as usize).is_some() {}
-        next.next_if_eq(&&key).is_none() && !dead.peek().is_some_and(|r| r.contains(&(key.0 as usize)))
+        let keep = !resolved_again((c.node.index() as u32, c.call)) && live[i];
+        i += 1;
+        keep
     });
     icfg.calls.extend(sites);
     icfg.calls.sort_by_key(|c| (c.node.index(), c.call));
