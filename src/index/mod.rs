@@ -794,32 +794,16 @@ impl Index {
         self.profiles.as_deref().unwrap_or(&[])
     }
 
-    /// Makes the profile vectors once (reading every shape), and notes which slots hold a
-    /// live function, so that a scan of every function need not read the shapes again.
+    /// Reads the profile vectors once (off `shapes.bin`'s profile table), and notes which
+    /// slots hold a live function, so that a scan of every function need not read the
+    /// shapes again.
     pub fn load_profiles(&mut self) {
         if self.profiles.is_some() {
             return;
         }
-        let shapes = &self.shapes;
-        let made: Vec<Option<[f32; 18]>> = (0..shapes.len() as u32)
-            .into_par_iter()
-            .map(|f| {
-                let mut v = shapes.profile(f)?.vector();
-                let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-                if n > 0.0 {
-                    v.iter_mut().for_each(|x| *x /= n);
-                }
-                Some(v)
-            })
-            .collect();
-        let mut live = vec![0u8; made.len().div_ceil(8)];
-        for (f, p) in made.iter().enumerate() {
-            if p.is_some() {
-                live[f / 8] |= 1 << (f % 8);
-            }
-        }
+        let (rows, live) = self.shapes.profile_rows();
         self.live = live;
-        self.profiles = Some(made.into_iter().map(|p| p.unwrap_or([0.0; 18])).collect());
+        self.profiles = Some(rows);
     }
 
     /// Bit `f` set: slot `f` holds a live function whose shape reads (empty until

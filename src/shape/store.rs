@@ -1,18 +1,87 @@
 //! `shapes.bin`: every function's [`Shape`] in one file, read whole and decoded per
 //! function on demand.
 //!
-//! Layout (little-endian): `BRYSHP03`, function count `n` (u32), `n + 1` record offsets
-//! (u64, from the start of the file), then the records. A record: flags (u8, bit 0 =
-//! recursive), node count (u16), callee count (u16), first and last line (u32 each), then
-//! 44 bytes a node (role, parent u16, seven operator counts, five subscript counts, call
-//! count, first and last line as u16 offsets from the function's first line, offset from
-//! the function's ENTRY node u16, token sketch u128, three def-use offsets u16), then 6 bytes
-//! a callee (node u16, function u32).
+//! Layout (little-endian): `BRYSHP04`, function count `n` (u32), `n + 1` record offsets
+//! (u64, from the start of the file), the profile table, then the records. The profile
+//! table holds each function's unit [`super::Profile`] vector (18 f32) and then one bit a
+//! slot (set: a live function): the structural retriever scans every function's profile,
+//! and reading it from the records would touch the whole file on every one-shot search. A
+//! record: flags (u8, bit 0 = recursive), node count (u16), callee count (u16), first and
+//! last line (u32 each), then 44 bytes a node (role, parent u16, seven operator counts, five
+//! subscript counts, call count, first and last line as u16 offsets from the function's
+//! first line, offset from the function's ENTRY node u16, token sketch u128, three def-use
+//! offsets u16), then 6 bytes a callee (node u16, function u32). Files of `BRYSHP03` (no
+//! profile table) are still read; their profiles are made from the records.
 
 use super::{Role, Shape, ShapeNode, Subscripts, FLOW_SLOTS};
 
-const MAGIC: &[u8; 8] = b"BRYSHP03";
+const MAGIC: &[u8; 8] = b"BRYSHP04";
+/// The layout before the profile table.
+const MAGIC_V3: &[u8; 8] = b"BRYSHP03";
 const NODE_BYTES: usize = 38 + 2 * FLOW_SLOTS;
+/// Width of a profile vector.
+pub const PROFILE: usize = 18;
+/// A unit profile vector (all zero for a function with nothing counted).
+pub type ProfileRow = [f32; PROFILE];
+
+/// Bytes of the profile table of `n` slots.
+fn table_bytes(n: usize) -> usize {
+    n * PROFILE * 4 + n.div_ceil(8)
+}
+
+/// [`super::Profile::vector`] scaled to unit length (left at zero when it is zero).
+pub fn unit_row(p: &super::Profile) -> ProfileRow {
+    let mut v = p.vector();
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if n > 0.0 {
+        v.iter_mut().for_each(|x| *x /= n);
+    }
+    v
+}
+
+/// The profile of a record `r` (its bytes alone); `None` for a removed slot or a damaged
+/// record.
+fn record_profile(r: &[u8]) -> Option<super::Profile> {
+    if r.len() < 13 || r[0] & REMOVED != 0 {
+        return None;
+    }
+    let (nodes, callees) = (u16_at(r, 1) as usize, u16_at(r, 3) as usize);
+    if 13 + nodes * NODE_BYTES + callees * 6 != r.len() {
+        return None;
+    }
+    let mut p = super::Profile { recursive: r[0] & 1 == 1, ..super::Profile::default() };
+    let mut depth = Vec::with_capacity(nodes);
+    for k in 0..nodes {
+        let at = 13 + k * NODE_BYTES;
+        let role = Role::from_u8(r[at])?;
+        let parent = u16_at(r, at + 1);
+        if parent != super::TOP && parent as usize >= k {
+            return None;
+        }
+        let ops: &[u8; 7] = r[at + 3..at + 10].try_into().expect("7 bytes");
+        let sub = Subscripts::from_bytes(r[at + 10..at + 15].try_into().expect("5 bytes"));
+        p.count(&mut depth, role, parent, ops, sub, r[at + 15]);
+    }
+    Some(p)
+}
+
+/// Appends the profile rows of `records` (their bytes, in slot order) to `rows` and sets
+/// the live bits of those from slot `first` on.
+fn add_rows<'a>(records: impl Iterator<Item = &'a [u8]>, first: usize, rows: &mut Vec<u8>, live: &mut [u8]) {
+    for (i, r) in records.enumerate() {
+        let row = match record_profile(r) {
+            Some(p) => {
+                let f = first + i;
+                live[f / 8] |= 1 << (f % 8);
+                unit_row(&p)
+            }
+            None => [0.0; PROFILE],
+        };
+        for x in row {
+            rows.extend(x.to_le_bytes());
+        }
+    }
+}
 
 pub fn encode(shapes: &[Shape]) -> Vec<u8> {
     let mut body = Vec::new();
@@ -29,34 +98,47 @@ pub fn encode(shapes: &[Shape]) -> Vec<u8> {
 /// records are held whole. The bytes are [`encode`]'s.
 pub struct FileWriter {
     out: std::io::BufWriter<std::fs::File>,
+    /// The same file, for the profile table (written in place, beside the records).
+    table: std::fs::File,
     n: usize,
     head: usize,
     ends: Vec<u64>,
     written: usize,
     buf: Vec<u8>,
+    rows: Vec<u8>,
+    live: Vec<u8>,
 }
 
 impl FileWriter {
     /// A file at `path` for `n` shapes.
     pub fn create(path: &std::path::Path, n: usize) -> std::io::Result<FileWriter> {
         use std::io::{Seek, SeekFrom};
-        let head = 8 + 4 + 8 * (n + 1);
-        let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
+        let head = 8 + 4 + 8 * (n + 1) + table_bytes(n);
+        let file = std::fs::File::create(path)?;
+        let table = file.try_clone()?;
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
         out.seek(SeekFrom::Start(head as u64))?;
-        Ok(FileWriter { out, n, head, ends: Vec::with_capacity(n), written: 0, buf: Vec::new() })
+        Ok(FileWriter { out, table, n, head, ends: Vec::with_capacity(n), written: 0, buf: Vec::new(), rows: Vec::new(), live: vec![0; n.div_ceil(8)] })
     }
 
     /// Appends the next shapes.
     pub fn add(&mut self, shapes: &[Shape]) -> std::io::Result<()> {
         use std::io::Write;
+        use std::os::unix::fs::FileExt;
+        let first = self.ends.len();
+        if first + shapes.len() > self.n {
+            return Err(std::io::Error::other(format!("more than the {} shapes promised", self.n)));
+        }
+        self.rows.clear();
         for s in shapes {
             self.buf.clear();
             record(s, &mut self.buf);
+            add_rows(std::iter::once(&self.buf[..]), self.ends.len(), &mut self.rows, &mut self.live);
             self.out.write_all(&self.buf)?;
             self.written += self.buf.len();
             self.ends.push((self.head + self.written) as u64);
         }
-        Ok(())
+        self.table.write_all_at(&self.rows, (12 + 8 * (self.n + 1) + first * PROFILE * 4) as u64)
     }
 
     /// Writes the offsets; every one of the `n` shapes must have been added.
@@ -72,6 +154,8 @@ impl FileWriter {
         for e in &self.ends {
             self.out.write_all(&e.to_le_bytes())?;
         }
+        self.out.seek(SeekFrom::Current((self.n * PROFILE * 4) as i64))?;
+        self.out.write_all(&self.live)?;
         self.out.flush()
     }
 }
@@ -104,14 +188,19 @@ pub fn update(old: &Shapes, removed: &[u32], replaced: &std::collections::HashMa
 }
 
 fn assemble(ends: &[usize], body: Vec<u8>) -> Vec<u8> {
-    let head = 8 + 4 + 8 * (ends.len() + 1);
+    let n = ends.len();
+    let head = 8 + 4 + 8 * (n + 1) + table_bytes(n);
     let mut out = Vec::with_capacity(head + body.len());
     out.extend(MAGIC);
-    out.extend((ends.len() as u32).to_le_bytes());
+    out.extend((n as u32).to_le_bytes());
     out.extend((head as u64).to_le_bytes());
     for &e in ends {
         out.extend(((head + e) as u64).to_le_bytes());
     }
+    let mut live = vec![0u8; n.div_ceil(8)];
+    let starts = std::iter::once(0).chain(ends.iter().copied());
+    add_rows(starts.zip(ends).map(|(a, &e)| &body[a..e]), 0, &mut out, &mut live);
+    out.extend(live);
     out.extend(body);
     out
 }
@@ -148,6 +237,8 @@ fn record(s: &Shape, body: &mut Vec<u8>) {
 pub struct Shapes {
     bytes: crate::mapped::Bytes,
     n: usize,
+    /// Where the profile table starts (`None` in a `BRYSHP03` file, which has none).
+    table: Option<usize>,
     /// Records an update replaced or added over this file's ([`Shapes::with_patch`]).
     patch: Option<Box<Patch>>,
 }
@@ -243,15 +334,17 @@ impl Shapes {
     }
 
     fn with_header(bytes: crate::mapped::Bytes) -> Result<Shapes, String> {
-        if bytes.len() < 12 || &bytes[..8] != MAGIC {
+        let v4 = bytes.len() >= 12 && &bytes[..8] == MAGIC;
+        if !v4 && (bytes.len() < 12 || &bytes[..8] != MAGIC_V3) {
             return Err("not a shapes file".into());
         }
         let n = u32_at(&bytes, 8) as usize;
-        let head = 12 + 8 * (n + 1);
+        let table = v4.then_some(12 + 8 * (n + 1));
+        let head = 12 + 8 * (n + 1) + if v4 { table_bytes(n) } else { 0 };
         if bytes.len() < head {
             return Err("shapes file truncated".into());
         }
-        let s = Shapes { bytes, n, patch: None };
+        let s = Shapes { bytes, n, table, patch: None };
         let mut last = head;
         for i in 0..=n {
             let o = s.offset(i);
@@ -336,17 +429,45 @@ impl Shapes {
         if !self.is_live(f) {
             return None;
         }
-        let (a, nodes, _) = self.record(f as usize)?;
-        let b = &self.bytes;
-        let mut p = super::Profile { recursive: b[a] & 1 == 1, ..super::Profile::default() };
-        let mut depth = Vec::with_capacity(nodes);
-        for k in 0..nodes {
-            let at = a + 13 + k * NODE_BYTES;
-            let ops: &[u8; 7] = b[at + 3..at + 10].try_into().expect("7 bytes");
-            let sub = Subscripts::from_bytes(b[at + 10..at + 15].try_into().expect("5 bytes"));
-            p.count(&mut depth, Role::from_u8(b[at]).unwrap_or(Role::Statement), u16_at(b, at + 1), ops, sub, b[at + 15]);
+        let (a, _, _) = self.record(f as usize)?;
+        record_profile(&self.bytes[a..self.offset(f as usize + 1)])
+    }
+
+    /// Every slot's unit profile vector and the live slots as bits (set: a live function
+    /// whose record reads), as [`unit_row`] of [`Shapes::profile`] gives them. Read off the
+    /// profile table where the file has one (and off the patch's records for the slots it
+    /// holds), so that the records are not touched.
+    pub fn profile_rows(&self) -> (Vec<ProfileRow>, Vec<u8>) {
+        use rayon::prelude::*;
+        let n = self.len();
+        let Some(at) = self.table else {
+            let made: Vec<Option<ProfileRow>> = (0..n as u32).into_par_iter().map(|f| self.profile(f).map(|p| unit_row(&p))).collect();
+            let mut live = vec![0u8; n.div_ceil(8)];
+            for (f, p) in made.iter().enumerate() {
+                if p.is_some() {
+                    live[f / 8] |= 1 << (f % 8);
+                }
+            }
+            return (made.into_iter().map(|p| p.unwrap_or([0.0; PROFILE])).collect(), live);
+        };
+        let b = &self.bytes[at..at + table_bytes(self.n)];
+        let mut rows: Vec<ProfileRow> = b[..self.n * PROFILE * 4]
+            .par_chunks_exact(PROFILE * 4)
+            .map(|c| std::array::from_fn(|i| f32::from_le_bytes(c[4 * i..4 * i + 4].try_into().expect("4 bytes"))))
+            .collect();
+        let mut live = b[self.n * PROFILE * 4..].to_vec();
+        rows.resize(n, [0.0; PROFILE]);
+        live.resize(n.div_ceil(8), 0);
+        if let Some(p) = &self.patch {
+            let (prow, plive) = p.records.profile_rows();
+            for (i, &f) in p.ids.iter().enumerate() {
+                let f = f as usize;
+                rows[f] = prow[i];
+                let bit = 1 << (f % 8);
+                live[f / 8] = if plive[i / 8] >> (i % 8) & 1 == 1 { live[f / 8] | bit } else { live[f / 8] & !bit };
+            }
         }
-        Some(p)
+        (rows, live)
     }
 
     /// Shape of function `f`; `None` past the end, for a removed function, or for a
@@ -405,6 +526,19 @@ mod tests {
         Shape::all(&c.icfg)
     }
 
+    /// `b` (a `BRYSHP04` file) in the layout before the profile table.
+    fn without_table(b: &[u8]) -> Vec<u8> {
+        let n = u32_at(b, 8) as usize;
+        let cut = table_bytes(n) as u64;
+        let mut out = MAGIC_V3.to_vec();
+        out.extend(&b[8..12]);
+        for i in 0..=n {
+            out.extend((u64::from_le_bytes(b[12 + 8 * i..20 + 8 * i].try_into().unwrap()) - cut).to_le_bytes());
+        }
+        out.extend(&b[12 + 8 * (n + 1) + cut as usize..]);
+        out
+    }
+
     #[test]
     fn a_file_written_in_chunks_holds_what_encode_makes() {
         let shapes = shapes_of("int f(int *a, int n) { int s = 0; for (int i = 0; i < n; i++) s += a[i]; return g(s); }\nint g(int x) { return x; }\nint h(void) { return f(0, 0) + g(1); }\n");
@@ -440,6 +574,15 @@ mod tests {
             assert_eq!(patched.profile(f), rewritten.profile(f), "slot {f}");
             assert_eq!(patched.is_live(f), rewritten.is_live(f), "slot {f}");
         }
+        // The profile table of the patched file reads as the rewritten file's, and as the
+        // one made from the records of a file without a table.
+        let rows = rewritten.profile_rows();
+        assert_eq!(patched.profile_rows(), rows);
+        assert_eq!(rows.1, vec![0b1101]);
+        assert_eq!(rows.0[1], [0.0; PROFILE]);
+        assert_eq!(rows.0[2], unit_row(&more[0].profile()));
+        let v3 = Shapes::from_bytes(without_table(&encode(&shapes))).unwrap().with_patch(&b).unwrap();
+        assert_eq!(v3.profile_rows(), rows);
         assert!(Shapes::from_bytes(encode(&shapes)).unwrap().with_patch(&b[..b.len() - 1]).is_err());
     }
 
@@ -456,6 +599,16 @@ mod tests {
         }
         assert_eq!(shapes[0].profile().depth, 2);
         assert_eq!(mapped.profile(3), None);
+        // The table holds the profiles the records give, and so does a file without one.
+        let (rows, live) = mapped.profile_rows();
+        assert_eq!(live, vec![0b111]);
+        for (f, s) in shapes.iter().enumerate() {
+            assert_eq!(rows[f], unit_row(&s.profile()), "function {f}");
+        }
+        assert!(rows[0].iter().map(|x| x * x).sum::<f32>() > 0.99);
+        let old = Shapes::from_bytes(without_table(&encode(&shapes))).unwrap();
+        assert_eq!(old.profile_rows(), (rows, live));
+        assert_eq!(old.get(0).as_ref(), Some(&shapes[0]));
         // A mapped file is checked a record at a time: a damaged record reads as none.
         let mut bad = encode(&shapes);
         let at = u64::from_le_bytes(bad[12..20].try_into().unwrap()) as usize;
