@@ -22,7 +22,7 @@ fn encoder() -> Encoder {
 #[test]
 fn wordpiece_agrees_with_tokenizers_on_real_code() {
     let enc = encoder();
-    let wp = WordPiece::from_vocab(enc.tokenizer_vocab()).unwrap();
+    let wp = WordPiece::from_vocab(enc.tokenizer_vocab().unwrap()).unwrap();
     let c = corpus::load(&[fetch("igraph").unwrap().join("src/paths")], &WalkOptions::default());
     let mut checked = 0;
     let mut ids = Vec::new();
@@ -69,14 +69,14 @@ fn rebuild_from_the_manifest_gives_the_shipped_rows() {
     assert_eq!(texts.len() as u64, manifest["statements"].as_u64().unwrap(), "the same statements were counted");
     let rebuilt = StaticTable::distill(&enc, &texts).unwrap();
     let shipped = StaticTable::load(&table_path(), &enc).unwrap();
-    let wp = WordPiece::from_vocab(enc.tokenizer_vocab()).unwrap();
+    let wp = WordPiece::from_vocab(enc.tokenizer_vocab().unwrap()).unwrap();
     let mut worst = 1f32;
     for t in 0..wp.size as u32 {
         let (a, b) = (rebuilt.row(t), shipped.row(t));
         if a.iter().all(|x| *x == 0.0) && b.iter().all(|x| *x == 0.0) {
             continue;
         }
-        worst = worst.min(cosine(a, b));
+        worst = worst.min(cosine(&a, &b));
     }
     eprintln!("lowest row cosine, rebuilt against shipped: {worst:.6} (identical bytes: {})", rebuilt.hash() == shipped.hash());
     // The same CPU gives the same bytes; another CPU's float rounding may move an int8 step.
@@ -89,11 +89,11 @@ fn token_vectors_behave_like_the_models() {
     let t = StaticTable::load(&table_path(), &enc).unwrap();
     let v = |s: &str| t.encode_all(&[s])[0];
     // A one-token text is its row, normalized.
-    let wp = WordPiece::from_vocab(enc.tokenizer_vocab()).unwrap();
+    let wp = WordPiece::from_vocab(enc.tokenizer_vocab().unwrap()).unwrap();
     let mut ids = Vec::new();
     wp.ids("sort", &mut ids).unwrap();
     assert_eq!(ids.len(), 1);
-    assert!((cosine(&v("sort"), t.row(ids[0])) - 1.0).abs() < 1e-5);
+    assert!((cosine(&v("sort"), &t.row(ids[0])) - 1.0).abs() < 1e-5);
     // Related statements are closer than unrelated ones, as with the model itself.
     let (a, b, c) = (v("dist[v] = dist[u] + weight(u, v)"), v("if (dist[u] + weight < dist[v]) dist[v] = dist[u] + weight;"), v("printf(\"usage: %s\\n\", argv[0])"));
     assert!(cosine(&a, &b) > cosine(&a, &c), "{} vs {}", cosine(&a, &b), cosine(&a, &c));

@@ -212,7 +212,11 @@ pub struct EncoderStats {
 const CACHE_MIN_TEXTS: usize = 64;
 
 pub struct Encoder {
-    tokenizer: Tokenizer,
+    /// Set at load for a model; for a static table, parsed from `tok_json` on first use
+    /// (its tokens come from [`super::wordpiece::WordPiece`], and a one-shot search should
+    /// not pay for building the general tokenizer).
+    tokenizer: std::sync::OnceLock<Tokenizer>,
+    tok_json: Vec<u8>,
     // tch tensors are Send but not Sync; the lock makes the encoder shareable across threads.
     // `None` for a static table, which answers every text without a model. Built on first
     // use: a run whose texts all come from the cache (an index update) never pays for it.
@@ -389,7 +393,8 @@ impl Encoder {
             built: std::sync::OnceLock::new(),
         };
         let mut enc = Encoder {
-            tokenizer,
+            tokenizer: tokenizer.into(),
+            tok_json: Vec::new(),
             bert: Some(bert),
             table: None,
             identity,
@@ -411,9 +416,8 @@ impl Encoder {
     pub fn load_static(dir: &Path, table: &Path) -> Result<Encoder, FeatureError> {
         let tok_path = dir.join("tokenizer.json");
         let tok_bytes = read(&tok_path)?;
-        let tokenizer =
-            Tokenizer::from_bytes(&tok_bytes).map_err(|e| FeatureError::Tokenizer(format!("{}: {e}", tok_path.display())))?;
-        let t = StaticTable::read(table, tokenizer.get_vocab(true))?;
+        let wp = super::wordpiece::WordPiece::from_json(&tok_bytes).map_err(|e| FeatureError::Tokenizer(format!("{}: {e}", tok_path.display())))?;
+        let t = StaticTable::read_with(table, wp)?;
         let tok_sha = Sha256::digest(&tok_bytes);
         let mut h = Sha256::new();
         h.update(b"beryl static text vectors v1\0");
@@ -422,7 +426,8 @@ impl Encoder {
         let hash_bytes: [u8; 32] = h.finalize().into();
         let identity = EncoderIdentity { model_sha256: t.hash().to_string(), tokenizer_sha256: hex(&tok_sha), hash: hex(&hash_bytes) };
         Ok(Encoder {
-            tokenizer,
+            tokenizer: std::sync::OnceLock::new(),
+            tok_json: tok_bytes,
             bert: None,
             table: Some(t),
             identity,
@@ -488,7 +493,7 @@ impl Encoder {
 
     /// Token count of `text` after truncation, [CLS] and [SEP] included.
     pub fn token_count(&self, text: &str) -> Result<usize, FeatureError> {
-        let e = self.tokenizer.encode_fast(text, true).map_err(|e| FeatureError::Tokenizer(e.to_string()))?;
+        let e = self.tokenizer()?.encode_fast(text, true).map_err(|e| FeatureError::Tokenizer(e.to_string()))?;
         Ok(e.get_ids().len())
     }
 
@@ -579,7 +584,7 @@ impl Encoder {
             })
             .collect();
         let enc = self
-            .tokenizer
+            .tokenizer()?
             .encode_batch_fast(distinct.clone(), true)
             .map_err(|e| FeatureError::Tokenizer(e.to_string()))?;
         let ids: Vec<&[u32]> = enc.iter().map(|e| e.get_ids()).collect();
@@ -663,13 +668,22 @@ impl Encoder {
     }
 
     /// The tokenizer's files, for a faster tokenizer built from the same vocabulary.
-    pub fn tokenizer_vocab(&self) -> HashMap<String, u32> {
-        self.tokenizer.get_vocab(true)
+    pub fn tokenizer_vocab(&self) -> Result<HashMap<String, u32>, FeatureError> {
+        Ok(self.tokenizer()?.get_vocab(true))
+    }
+
+    /// The tokenizer, parsed now if it was not at load.
+    fn tokenizer(&self) -> Result<&Tokenizer, FeatureError> {
+        if let Some(t) = self.tokenizer.get() {
+            return Ok(t);
+        }
+        let t = Tokenizer::from_bytes(&self.tok_json).map_err(|e| FeatureError::Tokenizer(format!("tokenizer.json: {e}")))?;
+        Ok(self.tokenizer.get_or_init(|| t))
     }
 
     /// Token ids of `text` as the encoder reads it ([CLS] and [SEP] included, truncated).
     pub fn token_ids(&self, text: &str) -> Result<Vec<u32>, FeatureError> {
-        let e = self.tokenizer.encode_fast(text, true).map_err(|e| FeatureError::Tokenizer(e.to_string()))?;
+        let e = self.tokenizer()?.encode_fast(text, true).map_err(|e| FeatureError::Tokenizer(e.to_string()))?;
         Ok(e.get_ids().to_vec())
     }
 }

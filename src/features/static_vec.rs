@@ -24,8 +24,11 @@ pub const SIF_A: f64 = 1e-3;
 
 pub struct StaticTable {
     wp: WordPiece,
-    /// `vocab × DIM`, dequantized.
-    rows: Vec<f32>,
+    /// `vocab × DIM` as stored (int8); a row is dequantized as it is added, so that a load
+    /// makes no f32 copy of the table (four times its size).
+    rows: Vec<i8>,
+    /// One scale a row.
+    scales: Vec<f32>,
     hash: String,
 }
 
@@ -36,7 +39,7 @@ fn hex(b: &[u8]) -> String {
 impl StaticTable {
     /// Distills the table from `enc` and token frequencies of `corpus` texts.
     pub fn distill(enc: &Encoder, corpus: &[&str]) -> Result<StaticTable, FeatureError> {
-        let wp = WordPiece::from_vocab(enc.tokenizer_vocab())?;
+        let wp = WordPiece::from_vocab(enc.tokenizer_vocab()?)?;
         let v = wp.size;
         let rows_ids: Vec<[u32; 3]> = (0..v as u32).map(|t| [wp.cls, t, wp.sep]).collect();
         let refs: Vec<&[u32]> = rows_ids.iter().map(|r| &r[..]).collect();
@@ -82,32 +85,43 @@ impl StaticTable {
         if dim != DIM || v != wp.size || bytes.len() != 16 + v * (4 + DIM) {
             return Err(bad(&format!("{v} × {dim} rows in {} bytes do not fit a {}-token vocabulary of {DIM}-d vectors", bytes.len(), wp.size)));
         }
-        let mut rows = vec![0f32; v * DIM];
+        let mut rows = Vec::with_capacity(v * DIM);
+        let mut scales = Vec::with_capacity(v);
         for t in 0..v {
             let at = 16 + t * (4 + DIM);
-            let scale = f32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
-            for d in 0..DIM {
-                rows[t * DIM + d] = bytes[at + 4 + d] as i8 as f32 * scale;
-            }
+            scales.push(f32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes")));
+            rows.extend(bytes[at + 4..at + 4 + DIM].iter().map(|&b| b as i8));
         }
-        Ok(StaticTable { wp, rows, hash: hex(&Sha256::digest(bytes)) })
+        Ok(StaticTable { wp, rows, scales, hash: hex(&Sha256::digest(bytes)) })
     }
 
     pub fn load(path: &Path, enc: &Encoder) -> Result<StaticTable, FeatureError> {
-        StaticTable::read(path, enc.tokenizer_vocab())
+        StaticTable::read(path, enc.tokenizer_vocab()?)
     }
 
     /// The table stored at `path` over the tokenizer vocabulary `vocab`; errors name the file.
     pub fn read(path: &Path, vocab: HashMap<String, u32>) -> Result<StaticTable, FeatureError> {
+        StaticTable::read_with(path, WordPiece::from_vocab(vocab)?)
+    }
+
+    /// As [`StaticTable::read`], over a tokenizer already made.
+    pub fn read_with(path: &Path, wp: WordPiece) -> Result<StaticTable, FeatureError> {
         let bytes = std::fs::read(path).map_err(|e| FeatureError::Io { path: path.into(), error: e })?;
-        StaticTable::from_bytes(&bytes, WordPiece::from_vocab(vocab)?).map_err(|e| match e {
+        StaticTable::from_bytes(&bytes, wp).map_err(|e| match e {
             FeatureError::Config { msg, .. } => FeatureError::Config { path: path.into(), msg },
             e => e,
         })
     }
 
     pub fn save(&self, path: &Path) -> Result<(), FeatureError> {
-        let bytes = encode_rows(&self.rows, self.wp.size);
+        let mut bytes = Vec::with_capacity(16 + self.scales.len() * (4 + DIM));
+        bytes.extend(MAGIC);
+        bytes.extend((self.scales.len() as u32).to_le_bytes());
+        bytes.extend((DIM as u32).to_le_bytes());
+        for (r, s) in self.rows.chunks_exact(DIM).zip(&self.scales) {
+            bytes.extend(s.to_le_bytes());
+            bytes.extend(r.iter().map(|&q| q as u8));
+        }
         std::fs::write(path, bytes).map_err(|e| FeatureError::Io { path: path.into(), error: e })
     }
 
@@ -116,9 +130,19 @@ impl StaticTable {
         &self.hash
     }
 
-    /// The row of token `t`.
-    pub fn row(&self, t: u32) -> &[f32] {
-        &self.rows[t as usize * DIM..(t as usize + 1) * DIM]
+    /// The row of token `t`, dequantized.
+    pub fn row(&self, t: u32) -> TextVec {
+        let mut v = [0f32; DIM];
+        self.add_row(t, &mut v);
+        v
+    }
+
+    /// Adds the row of token `t` to `v`.
+    fn add_row(&self, t: u32, v: &mut TextVec) {
+        let scale = self.scales[t as usize];
+        for (o, &q) in v.iter_mut().zip(&self.rows[t as usize * DIM..(t as usize + 1) * DIM]) {
+            *o += q as f32 * scale;
+        }
     }
 
     /// Unit vector of `text` (zero for a text without tokens).
@@ -127,9 +151,7 @@ impl StaticTable {
         self.wp.ids_lossy(text, ids);
         let mut v = [0f32; DIM];
         for &t in ids.iter() {
-            for (o, x) in v.iter_mut().zip(self.row(t)) {
-                *o += x;
-            }
+            self.add_row(t, &mut v);
         }
         let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
         if n > 0.0 {
