@@ -166,6 +166,9 @@ enum Cmd {
 fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let cli = Cli::parse();
+    if matches!(cli.cmd, Cmd::Mcp(_) | Cmd::Bench { cmd: bench::BenchCmd::Search(_) } | Cmd::Cluster { cmd: cluster::ClusterCmd::Shard { .. } }) {
+        passive_openmp();
+    }
     // One-shot commands whose work is done (written and closed) once they return.
     let ends_at_once = matches!(cli.cmd, Cmd::Search(_) | Cmd::Index(_));
     if matches!(cli.cmd, Cmd::Search(_) | Cmd::Graph { .. } | Cmd::Pcode(_)) {
@@ -196,6 +199,23 @@ fn quiet_on_closed_pipe() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+}
+
+/// Query servers, and the benchmark that measures them, let OpenMP's idle threads sleep:
+/// after each FAISS search they otherwise spin for milliseconds on cores the search's
+/// other threads want (on two cores, a tenth of a query stream's CPU). libgomp reads
+/// `OMP_WAIT_POLICY` as it is loaded, before `main`, so the process starts itself again
+/// once with it set; a policy the user set is kept, and a failed start goes on as is.
+fn passive_openmp() {
+    use std::os::unix::process::CommandExt;
+    if std::env::var_os("OMP_WAIT_POLICY").is_some() {
+        return;
+    }
+    let Ok(exe) = std::env::current_exe() else { return };
+    let mut args = std::env::args_os();
+    let arg0 = args.next().unwrap_or_else(|| exe.clone().into_os_string());
+    let err = std::process::Command::new(&exe).arg0(arg0).args(args).env("OMP_WAIT_POLICY", "passive").exec();
+    log::warn!("could not start again with OMP_WAIT_POLICY=passive ({err}); OpenMP's idle threads will spin between searches");
 }
 
 /// Ends a one-shot command that has finished without the libraries' exit handlers:
