@@ -31,3 +31,12 @@ use std::path::{Path, PathBuf};
 pub fn repo_path(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
 }
+
+/// A file of the third-party benchmark data, which is never part of the checkout: the
+/// folder named by `BERYL_SHARED_DATA`, else `../shared/data` beside the checkout.
+pub fn shared_data(rel: &str) -> PathBuf {
+    match std::env::var_os("BERYL_SHARED_DATA") {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir).join(rel),
+        _ => repo_path("../shared/data").join(rel),
+    }
+}

@@ -4,7 +4,6 @@ use beryl::features::encoder::{cosine, MAX_TOKENS};
 use beryl::features::{Encoder, EncoderOptions, FeatureError, Precision, DIM};
 use std::path::PathBuf;
 
-const REFERENCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/encoder-reference.json");
 
 fn options(cache: Option<PathBuf>) -> EncoderOptions {
     // Two threads: the machine has two cores and other tests run beside this one. f32 unless
@@ -24,7 +23,10 @@ fn max_diff(a: &[[f32; DIM]], b: &[[f32; DIM]]) -> f32 {
 }
 
 fn reference() -> (Vec<String>, Vec<Vec<f32>>) {
-    let text = std::fs::read_to_string(REFERENCE).expect("reference embeddings");
+    // Third-party reference vectors (sentence-transformers output), kept outside the checkout.
+    let path = beryl::shared_data("encoder-reference.json");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("reference embeddings {}: {e} (set BERYL_SHARED_DATA to the benchmark data folder)", path.display()));
     let v: serde_json::Value = serde_json::from_str(&text).expect("reference json");
     let texts: Vec<String> = serde_json::from_value(v["texts"].clone()).expect("texts");
     let embs: Vec<Vec<f32>> = serde_json::from_value(v["embeddings"].clone()).expect("embeddings");
@@ -82,8 +84,26 @@ fn precisions_keep_separate_cache_keys() {
 /// last-bit difference in f32 can round an activation the other way, so the bound is a cosine.
 #[test]
 fn batched_equals_one_at_a_time_and_repeats_encode_once() {
-    let (texts, _) = reference();
-    let mut refs: Vec<&str> = texts.iter().map(|s| s.as_str()).collect();
+    // Sixteen texts of mixed length and kind, so that batches pad differently.
+    let texts = [
+        "sort the array in place by repeated insertion",
+        "for (i = 1; i < n; i++) { key = a[i]; j = i - 1; }",
+        "while j >= 0 and A[j] > key",
+        "return the shortest path between every pair of vertices",
+        "x",
+        "dist[i][j] = min(dist[i][j], dist[i][k] + dist[k][j]);",
+        "compute the greatest common divisor of two integers with Euclid's algorithm",
+        "hash = hash * 31 + c",
+        "if the queue is empty then report that the graph is disconnected and stop",
+        "static int cmp(const void *a, const void *b)",
+        "merge two sorted runs into one",
+        "lo = mid + 1",
+        "the Levenshtein distance counts insertions, deletions and substitutions needed to turn one string into another",
+        "u = heap.pop_min()",
+        "return -1;",
+        "swap(a[i], a[j])",
+    ];
+    let mut refs: Vec<&str> = texts.to_vec();
     refs.push(refs[3]); // a repeat
     for precision in [Precision::F32, Precision::Bf16] {
         let enc = Encoder::load_with(&Encoder::default_dir(), EncoderOptions { precision, ..options(None) }).unwrap();

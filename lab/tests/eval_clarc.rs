@@ -6,7 +6,7 @@ use beryl::features::Encoder;
 use std::path::PathBuf;
 
 fn dev(name: &str) -> PathBuf {
-    beryl::repo_path("../shared/data/clarc-dev").join(name)
+    beryl::shared_data("clarc-dev").join(name)
 }
 
 fn encoder() -> Encoder {
@@ -14,7 +14,7 @@ fn encoder() -> Encoder {
 }
 
 fn load(name: &str) -> ClarcFile {
-    ClarcFile::load(&dev(name)).unwrap_or_else(|e| panic!("{e} (the CLARC dev split lives in ../shared/data/clarc-dev)"))
+    ClarcFile::load(&dev(name)).unwrap_or_else(|e| panic!("{e} (the CLARC dev split lives in clarc-dev/ of the benchmark data: BERYL_SHARED_DATA or ../shared/data)"))
 }
 
 fn ndcg(scores: &[FileScore], m: Method) -> f64 {

@@ -6,7 +6,7 @@ use beryl::features::Encoder;
 use std::path::PathBuf;
 
 fn data(name: &str) -> PathBuf {
-    beryl::repo_path("../shared/data/gecs").join(name)
+    beryl::shared_data("gecs").join(name)
 }
 
 fn encoder() -> Encoder {
@@ -15,7 +15,7 @@ fn encoder() -> Encoder {
 
 #[test]
 fn statcodesearch_ranges_and_determinism() {
-    let (pairs, skipped) = gecs::load(&data("statcodesearch_test.jsonl")).expect("../shared/data/gecs/statcodesearch_test.jsonl");
+    let (pairs, skipped) = gecs::load(&data("statcodesearch_test.jsonl")).expect("gecs/statcodesearch_test.jsonl in the benchmark data (BERYL_SHARED_DATA or ../shared/data)");
     assert_eq!((pairs.len(), skipped), (1070, 0));
     assert!(pairs.iter().all(|p| !p.comment.is_empty() && !p.code.is_empty()));
     let enc = encoder();
