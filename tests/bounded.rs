@@ -16,6 +16,29 @@ fn build(root: &Path, dir: &Path, enc: &TextEncoders, memory: u64) -> BuildRepor
     index::build(&[root.to_path_buf()], dir, &opts, &model, enc, &mut |_, _, _| {}).expect("index")
 }
 
+/// The latest change time of anything under `p`.
+fn last_change(p: &Path) -> std::time::SystemTime {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::symlink_metadata(p).unwrap();
+    let mut t = std::time::UNIX_EPOCH + std::time::Duration::new(m.ctime().max(0) as u64, m.ctime_nsec().max(0) as u32);
+    if m.is_dir() {
+        for e in std::fs::read_dir(p).unwrap().flatten() {
+            t = t.max(last_change(&e.path()));
+        }
+    }
+    t
+}
+
+/// A build stamps only files that last changed a few seconds before it began (their
+/// times are not trusted sooner), so a corpus this run has just unpacked is waited for:
+/// both builds must stamp every file for their stamps to be compared.
+fn settle(root: &Path) {
+    let ready = last_change(root) + std::time::Duration::from_secs(4);
+    if let Ok(wait) = ready.duration_since(std::time::SystemTime::now()) {
+        std::thread::sleep(wait);
+    }
+}
+
 fn generation(dir: &Path) -> PathBuf {
     index::current_generation(dir).expect("a generation")
 }
@@ -23,6 +46,7 @@ fn generation(dir: &Path) -> PathBuf {
 #[test]
 fn small_batches_build_the_same_index() {
     let src = fetch("igraph").unwrap();
+    settle(&src);
     let work = tempfile::tempdir().unwrap();
     let enc = TextEncoders::defaults(None, CacheAt::Default);
     let (whole, small) = (work.path().join("default"), work.path().join("small"));
