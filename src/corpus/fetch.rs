@@ -94,11 +94,17 @@ pub fn fetch(spec: &str) -> Result<PathBuf, FetchError> {
     let source = Source::parse(spec).ok_or_else(|| FetchError::BadName(spec.to_string()))?;
     let base = cache_dir().join("corpora").join(source.folder());
     let done = base.join(".done");
-    if let Ok(p) = std::fs::read_to_string(&done) {
-        let p = PathBuf::from(p.trim());
-        if p.is_dir() {
-            return Ok(p);
-        }
+    let fetched = || std::fs::read_to_string(&done).ok().map(|p| PathBuf::from(p.trim())).filter(|p| p.is_dir());
+    if let Some(p) = fetched() {
+        return Ok(p);
+    }
+    // One fetch of a corpus at a time (two commands, or tests side by side): each would
+    // empty the folder the other unpacks into. The kernel drops the lock with its holder.
+    std::fs::create_dir_all(&base)?;
+    let lock = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(base.join(".lock"))?;
+    lock.lock()?;
+    if let Some(p) = fetched() {
+        return Ok(p);
     }
     let dl = base.join("download");
     std::fs::create_dir_all(&dl)?;
