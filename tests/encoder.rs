@@ -4,7 +4,6 @@ use beryl::features::encoder::{cosine, MAX_TOKENS};
 use beryl::features::{Encoder, EncoderOptions, FeatureError, Precision, DIM};
 use std::path::PathBuf;
 
-
 fn options(cache: Option<PathBuf>) -> EncoderOptions {
     // Two threads: the machine has two cores and other tests run beside this one. f32 unless
     // a test says otherwise, so that results do not depend on the CPU's bf16 support.
