@@ -65,9 +65,9 @@ impl FnCfg {
             function,
             bytes,
             lines,
-            text: Box::default(),
-            calls: Box::default(),
-            parent: None,
+            text: Default::default(),
+            calls: Default::default(),
+            parent: Default::default(),
         };
         FnCfg {
             nodes: vec![mk(NodeKind::Entry), mk(NodeKind::Exit)],

@@ -20,7 +20,7 @@ pub struct CallSite {
     pub call: u32,
     /// Resolved callee function ids; empty means an external target (library, pointer,
     /// virtual dispatch, or a name the corpus does not define).
-    pub targets: Vec<u32>,
+    pub targets: super::Thin<u32>,
 }
 
 /// A hash of node pairs for the edge sets of [`Icfg::add_call_edges`]: millions of small
@@ -126,7 +126,7 @@ impl Icfg {
                     continue;
                 }
                 let targets = resolver.resolve(caller, &self.files[caller.meta.file as usize].unit, call);
-                sites.push(CallSite { node: idx, call: i as u32, targets });
+                sites.push(CallSite { node: idx, call: i as u32, targets: targets.into() });
             }
         }
         sites
@@ -146,9 +146,9 @@ impl Icfg {
         for i in range {
             let n = &mut self.graph[NodeIndex::new(i)];
             n.kind = super::NodeKind::Exit;
-            n.text = Box::default();
-            n.calls = Box::default();
-            n.parent = None;
+            n.text = Default::default();
+            n.calls = Default::default();
+            n.parent = Default::default();
         }
     }
 
@@ -331,7 +331,7 @@ impl Icfg {
             calls += n.calls.len();
             call_names += n.calls.iter().map(|c| c.name.capacity() + c.qualifier.capacity()).sum::<usize>();
         }
-        let targets: usize = self.calls.iter().map(|c| c.targets.capacity()).sum();
+        let targets: usize = self.calls.iter().map(|c| c.targets.len()).sum();
         let meta: usize = self.functions.iter().map(|f| f.meta.name.capacity() + f.meta.scope.iter().map(|s| s.capacity() + 24).sum::<usize>()).sum();
         format!(
             "icfg heap: {nodes} nodes x {} B, {} edges x {} B; text {text} B in {texts} strings; calls {calls} x {} B, names {call_names} B; sites {} x {} B, targets {targets} x 4 B; functions {} x {} B + names {meta} B",

@@ -6,10 +6,12 @@ pub mod icfg;
 pub mod node;
 mod resolve;
 pub mod stats;
+pub mod thin;
 pub mod unit;
 
 pub use csr::{Bfs, Csr, Rows};
 pub use cfg::{FnCfg, FunctionMeta, LocalId, ENTRY, EXIT};
 pub use icfg::{CallSite, Icfg, Replaced};
 pub use unit::{FileUnit, Function, SourceFile};
-pub use node::{normalize_ws, CallRef, EdgeKind, Lang, Node, NodeKind};
+pub use node::{normalize_ws, CallRef, EdgeKind, Lang, Node, NodeKind, Parent};
+pub use thin::{Text, Thin};

@@ -1,5 +1,6 @@
 //! The node and edge vocabulary shared by source-code and p-code graphs.
 
+use super::thin::{Text, Thin};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
@@ -210,14 +211,61 @@ pub struct Node {
     pub function: u32,
     pub bytes: (u32, u32),
     pub lines: (u32, u32),
-    /// Source text with whitespace runs collapsed to one space. Boxed, as are the calls:
-    /// a corpus's nodes are held for a whole build, and a box has no spare capacity.
-    pub text: Box<str>,
-    pub calls: Box<[CallRef]>,
+    /// Source text with whitespace runs collapsed to one space. Behind one pointer, as are
+    /// the calls: a corpus's nodes are held for a whole build, and most have no calls.
+    pub text: Text,
+    pub calls: Thin<CallRef>,
     /// The loop head, condition or switch whose body holds this node (a local id in the
     /// function's CFG, as `FnCfg` numbers them); `None` at the top level of the body.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parent: Option<u32>,
+    #[serde(default, skip_serializing_if = "Parent::is_none")]
+    pub parent: Parent,
+}
+
+/// A node's `parent`: an `Option<u32>` in four bytes (the id plus one, zero for none),
+/// since a corpus holds millions of nodes. Local ids never reach `u32::MAX`.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Parent(Option<std::num::NonZeroU32>);
+
+impl Parent {
+    pub fn of(id: Option<u32>) -> Parent {
+        Parent(id.and_then(|p| std::num::NonZeroU32::new(p.wrapping_add(1))))
+    }
+
+    pub fn get(self) -> Option<u32> {
+        self.0.map(|p| p.get() - 1)
+    }
+
+    pub fn is_none(&self) -> bool {
+        self.0.is_none()
+    }
+
+    pub fn map<T>(self, f: impl FnOnce(u32) -> T) -> Option<T> {
+        self.get().map(f)
+    }
+}
+
+impl PartialEq<Option<u32>> for Parent {
+    fn eq(&self, other: &Option<u32>) -> bool {
+        self.get() == *other
+    }
+}
+
+impl std::fmt::Debug for Parent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.get().fmt(f)
+    }
+}
+
+impl Serialize for Parent {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.get().serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Parent {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Parent, D::Error> {
+        Option::<u32>::deserialize(d).map(Parent::of)
+    }
 }
 
 /// Collapses every whitespace run to one space and trims the ends.

@@ -233,7 +233,7 @@ const NODE_COLUMNS: [(fn(&Node) -> u32, bool); 7] = [
     (|n| n.bytes.1.wrapping_sub(n.bytes.0), false),
     (|n| n.lines.0, true),
     (|n| n.lines.1.wrapping_sub(n.lines.0), false),
-    (|n| n.parent.map_or(0, |p| p.wrapping_add(1)), false),
+    (|n| n.parent.get().map_or(0, |p| p.wrapping_add(1)), false),
 ];
 
 /// Nodes are stored in blocks of this many, each block's columns together: a reader builds
@@ -753,7 +753,7 @@ fn decode_from(src: Source, parts: [(u64, u64, u64); SECTIONS], apart: bool) -> 
                 sites.extend((0..n).map(|i| {
                     let t = targets[at..at + counts[i] as usize].to_vec();
                     at += counts[i] as usize;
-                    CallSite { node: NodeIndex::new(nodes[i] as usize), call: calls[i], targets: t }
+                    CallSite { node: NodeIndex::new(nodes[i] as usize), call: calls[i], targets: t.into() }
                 }));
                 Ok(sites)
             })?;
@@ -859,12 +859,12 @@ fn add_nodes(graph: &mut petgraph::graph::DiGraph<Node, EdgeKind>, r: &mut R, ra
         for j in 0..k {
             let kind = *NodeKind::ALL.get(kinds[j] as usize).ok_or("icfg.bin: unknown node kind")?;
             let lang = *LANGS.get(langs[j] as usize).ok_or("icfg.bin: unknown language")?;
-            let node_calls: Box<[CallRef]> = match calls.as_mut() {
+            let node_calls: crate::graph::Thin<CallRef> = match calls.as_mut() {
                 Some((rc, _)) => (0..counts[j])
                     .map(|_| get_call(rc))
                     .collect::<Res<Vec<_>>>()?
                     .into(),
-                None => Box::default(),
+                None => Default::default(),
             };
             let c = |x: usize| cols[x][j];
             graph.add_node(Node {
@@ -874,9 +874,9 @@ fn add_nodes(graph: &mut petgraph::graph::DiGraph<Node, EdgeKind>, r: &mut R, ra
                 function: c(1),
                 bytes: (c(2), c(2).wrapping_add(c(3))),
                 lines: (c(4), c(4).wrapping_add(c(5))),
-                text: Box::default(),
+                text: Default::default(),
                 calls: node_calls,
-                parent: c(6).checked_sub(1),
+                parent: crate::graph::Parent::of(c(6).checked_sub(1)),
             });
         }
         i += k;
@@ -918,7 +918,7 @@ fn put_function(w: &mut W, f: &Function) {
 fn put_node(w: &mut W, n: &Node) {
     w.u8(NodeKind::ALL.iter().position(|&k| k == n.kind).unwrap_or(0) as u8);
     w.lang(n.lang);
-    for v in [n.file, n.function, n.bytes.0, n.bytes.1, n.lines.0, n.lines.1, n.parent.unwrap_or(u32::MAX)] {
+    for v in [n.file, n.function, n.bytes.0, n.bytes.1, n.lines.0, n.lines.1, n.parent.get().unwrap_or(u32::MAX)] {
         w.u32(v);
     }
     w.str(&n.text);
@@ -963,7 +963,7 @@ fn get_site(r: &mut R, n_nodes: usize, n_functions: usize) -> Res<CallSite> {
     if node >= n_nodes || targets.iter().any(|&t| t as usize >= n_functions) {
         return Err("icfg.bin: a call site out of range".into());
     }
-    Ok(CallSite { node: NodeIndex::new(node), call, targets })
+    Ok(CallSite { node: NodeIndex::new(node), call, targets: targets.into() })
 }
 
 fn get_file(r: &mut R) -> Res<SourceFile> {
@@ -1007,7 +1007,7 @@ fn get_node(r: &mut R) -> Res<Node> {
         .map(|_| get_call(r))
         .collect::<Res<Vec<_>>>()?;
     let parent = Some(v[6]).filter(|&p| p != u32::MAX);
-    Ok(Node { kind, lang, file: v[0], function: v[1], bytes: (v[2], v[3]), lines: (v[4], v[5]), text: text.into(), calls: calls.into(), parent })
+    Ok(Node { kind, lang, file: v[0], function: v[1], bytes: (v[2], v[3]), lines: (v[4], v[5]), text: text.into(), calls: calls.into(), parent: crate::graph::Parent::of(parent) })
 }
 
 /// Checks what `icfg` holds from `from` (files, functions, nodes) on refers only to ids it
@@ -1291,7 +1291,7 @@ mod tests {
         assert_eq!(found.iter().map(|&f| part.functions[f as usize].meta.name.as_str()).collect::<Vec<_>>(), ["m6"]);
         for i in part.graph.node_indices() {
             let asked = part.graph[i].function == found[0];
-            assert_eq!(part.graph[i].calls, if asked { whole.graph[i].calls.clone() } else { Box::default() });
+            assert_eq!(part.graph[i].calls, if asked { whole.graph[i].calls.clone() } else { Default::default() });
         }
         // Edges of one file, then of all: each node's as the whole read lists them.
         let d = part.files.iter().position(|f| f.path.ends_with("d.c")).unwrap() as u32;

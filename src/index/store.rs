@@ -93,7 +93,7 @@ fn insert_nodes(tx: &rusqlite::Transaction, icfg: &Icfg, functions: std::ops::Ra
     for i in functions.filter(|&i| !icfg.functions[i as usize].removed) {
         for n in icfg.function_nodes(i) {
             let w = &icfg.graph[petgraph::graph::NodeIndex::new(n)];
-            sn.execute(params![n as i64, w.function, node_kind_code(w.kind), w.lines.0, w.lines.1, w.text]).map_err(db)?;
+            sn.execute(params![n as i64, w.function, node_kind_code(w.kind), w.lines.0, w.lines.1, w.text.as_str()]).map_err(db)?;
         }
     }
     Ok(())

@@ -362,7 +362,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, early: Option<Early>, report: &mut 
             }
             let caller = &icfg.functions[node.function as usize];
             if changed_names.contains(Icfg::callee_name(caller, call)) {
-                old_targets.insert((c.node.index(), c.call), (node.function, c.targets.clone()));
+                old_targets.insert((c.node.index(), c.call), (node.function, c.targets.to_vec()));
             }
         }
     }
@@ -376,7 +376,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, early: Option<Early>, report: &mut 
     let mut reshaped: HashSet<u32> = HashSet::new();
     for s in &sites {
         if let Some((f, old)) = old_targets.get(&(s.node.index(), s.call)) {
-            if *old != s.targets {
+            if old[..] != s.targets[..] {
                 reshaped.insert(*f);
             }
         }

@@ -138,7 +138,7 @@ impl<'a> Builder<'a> {
             lines,
             text: text.into(),
             calls: calls.into(),
-            parent: self.nest.last().copied(),
+            parent: crate::graph::Parent::of(self.nest.last().copied()),
         })
     }
 

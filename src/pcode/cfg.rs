@@ -119,7 +119,7 @@ impl Builder<'_> {
             lines: self.lines.span(span),
             text: normalize_ws(&text).into(),
             calls: calls.into(),
-            parent: self.nest.last().copied(),
+            parent: crate::graph::Parent::of(self.nest.last().copied()),
         })
     }
 
@@ -197,7 +197,7 @@ impl Builder<'_> {
                 let outer = self.nest.last().copied();
                 for n in &mut self.cfg.nodes[start..u as usize] {
                     if n.parent == outer {
-                        n.parent = Some(u);
+                        n.parent = crate::graph::Parent::of(Some(u));
                     }
                 }
                 self.connect(&out, u);

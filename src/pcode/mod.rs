@@ -66,7 +66,7 @@ pub fn icfg(src: &str, path: &std::path::Path) -> Result<crate::graph::Icfg, Pco
         .map(|c| CallSite {
             node: petgraph::graph::NodeIndex::new(base[c.caller] + c.node as usize),
             call: c.call as u32,
-            targets: vec![c.callee as u32],
+            targets: vec![c.callee as u32].into(),
         })
         .collect();
     icfg.add_call_edges(sites);

@@ -242,7 +242,7 @@ impl Shape {
             let c = ops(NodeIndex::new(i));
             nodes.push(ShapeNode {
                 role: Role::of(n.kind).expect("filtered above"),
-                parent: n.parent.and_then(|p| pos.get(&(base + p as usize)).copied()).unwrap_or(TOP),
+                parent: n.parent.get().and_then(|p| pos.get(&(base + p as usize)).copied()).unwrap_or(TOP),
                 ops: c.0.map(sat),
                 sub: subscript::scan(&n.text),
                 calls: sat(n.calls.len() as u32),
@@ -270,7 +270,7 @@ impl Shape {
                 let own: Vec<u32> = site.targets.iter().copied().filter(|&t| icfg.functions[t as usize].meta.file == func.meta.file).collect();
                 if own.len() == 1 { own } else { Vec::new() }
             } else {
-                site.targets.clone()
+                site.targets.to_vec()
             };
             if site.targets.contains(&f) {
                 recursive = true;

@@ -104,7 +104,7 @@ impl<'a> Builder<'a> {
             let c = self.clause_head(NodeKind::Condition, n, end.saturating_sub(0), Some(value));
             // `clause_head` keeps the `else` keyword out: trim it from the text.
             let t: Box<str> = self.cfg.nodes[c as usize].text.trim_end_matches("else").trim_end().into();
-            self.cfg.nodes[c as usize].text = t;
+            self.cfg.nodes[c as usize].text = t.into();
             self.connect(&fr, c);
             let mut out = vec![(c, EdgeKind::True)];
             out.extend(self.nested(c, |s| s.stmt(alt, vec![(c, EdgeKind::False)])));
