@@ -151,8 +151,27 @@ impl Csr {
 
     /// The adjacency of `n` nodes with the given rows (each ascending, no repeats) and
     /// every other row empty.
+    /// Held as rows over an empty adjacency: an update asks for the rows of a few files
+    /// among millions of nodes, where offsets for every node would cost more than the rows.
     pub fn from_rows(n: usize, rows: &[(u32, Vec<u32>)]) -> Csr {
-        Csr::from_pair_source(n, || rows.iter().flat_map(|(a, r)| r.iter().map(move |&b| (*a, b))))
+        let mut pairs: Vec<(u32, u32)> = rows.iter().flat_map(|(a, r)| r.iter().map(move |&b| (*a, b))).collect();
+        pairs.sort_unstable();
+        pairs.dedup();
+        let (mut ids, mut offsets, mut targets) = (Vec::new(), vec![0u32], Vec::with_capacity(pairs.len()));
+        for (a, b) in pairs {
+            assert!((a as usize) < n && (b as usize) < n, "row {a} -> {b} of an adjacency of {n} nodes");
+            if ids.last() != Some(&a) {
+                if !ids.is_empty() {
+                    offsets.push(targets.len() as u32);
+                }
+                ids.push(a);
+            }
+            targets.push(b);
+        }
+        if !ids.is_empty() {
+            offsets.push(targets.len() as u32);
+        }
+        Csr { overlay: Some(std::sync::Arc::new(Overlay { n, rows: ids, offsets, targets })), ..Csr::default() }
     }
 
     /// The adjacency of `n` nodes holding the directed `pairs` (duplicates dropped).
@@ -719,6 +738,20 @@ mod tests {
         c.write_to(&mut written).unwrap();
         assert_eq!(written, c.to_bytes());
         assert_eq!(Csr::from_bytes(&written).unwrap().neighbors(2), &[0, 1]);
+    }
+
+    #[test]
+    fn rows_read_as_the_pairs_they_hold() {
+        // Out of order, a row given twice, repeats within a row, and rows left empty.
+        let rows = vec![(7, vec![3, 1, 3]), (2, vec![9]), (7, vec![0, 1]), (4, vec![])];
+        let pairs: Vec<(u32, u32)> = rows.iter().flat_map(|(a, r): &(u32, Vec<u32>)| r.iter().map(move |&b| (*a, b))).collect();
+        let (sparse, dense) = (Csr::from_rows(10, &rows), Csr::from_pairs(10, pairs));
+        assert_eq!(sparse.node_count(), 10);
+        for n in 0..12 {
+            assert_eq!(sparse.neighbors(n), dense.neighbors(n), "row {n}");
+        }
+        assert_eq!(sparse.neighbors(7), &[0, 1, 3]);
+        assert_eq!(Csr::from_rows(3, &[]).node_count(), 3);
     }
 
     #[test]

@@ -187,6 +187,53 @@ impl Early {
     }
 }
 
+/// The database of the generation in use, copied on a thread of its own while the update
+/// waits for its ICFG: the new generation's database starts as this copy (tens of
+/// megabytes on a large tree, which the kernel copies page by page).
+struct DbCopy {
+    /// A scratch folder in the index directory, named as a generation being written, so
+    /// that a run that fails cleans it up and one that is killed leaves it to the next.
+    dir: PathBuf,
+    copying: Option<std::thread::JoinHandle<std::io::Result<PathBuf>>>,
+}
+
+impl DbCopy {
+    fn start(index_dir: &Path, from: PathBuf) -> DbCopy {
+        let dir = index_dir.join(format!("gen-copy.tmp-{}", std::process::id()));
+        let scratch = dir.clone();
+        let copying = std::thread::Builder::new()
+            .name("db-copy".into())
+            .spawn(move || {
+                let _ = std::fs::remove_dir_all(&scratch);
+                std::fs::create_dir(&scratch)?;
+                let to = scratch.join(DATABASE);
+                std::fs::copy(&from, &to)?;
+                Ok(to)
+            })
+            .ok();
+        DbCopy { dir, copying }
+    }
+
+    /// Puts a copy of `from` at `to`: the early one, moved, or where it failed, a new one.
+    fn place(&mut self, from: &Path, to: &Path) -> std::io::Result<()> {
+        if let Some(Ok(Ok(early))) = self.copying.take().map(|h| h.join()) {
+            if std::fs::rename(&early, to).is_ok() {
+                return Ok(());
+            }
+        }
+        std::fs::copy(from, to).map(|_| ())
+    }
+}
+
+impl Drop for DbCopy {
+    fn drop(&mut self) {
+        if let Some(h) = self.copying.take() {
+            let _ = h.join();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
 pub(super) enum Outcome {
     Done,
     /// The update would cost about as much as a full build: why.
@@ -226,6 +273,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, early: Option<Early>, report: &mut 
         return Ok(Outcome::Declined(format!("the changed files hold {share:.0}% of the source")));
     }
     progress("parse", 0, 0);
+    let mut db_copy = DbCopy::start(ctx.dir, gen.join(DATABASE));
     // The ICFG, its file first found whole (read again only where its record no longer
     // holds), then decoded without statement texts.
     let path = gen.join("icfg.bin");
@@ -771,7 +819,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, early: Option<Early>, report: &mut 
         write_parts(tmp, &shape_bytes, &lexical_bytes, &Csr::from_icfg(&icfg), &icfg)?;
         Ok(meta)
     }, |db, meta_json| {
-        std::fs::copy(&old_db, db).map_err(io(&old_db))?;
+        db_copy.place(&old_db, db).map_err(io(&old_db))?;
         Store::update(
             db,
             &icfg,
