@@ -28,11 +28,16 @@ impl<T> Thin<T> {
         (layout.pad_to_align(), at)
     }
 
+    /// Where the elements start: after the length, at `T`'s alignment (as `layout` has it,
+    /// whatever the length; a constant, since this is read on every access).
+    const AT: usize = std::mem::size_of::<usize>().next_multiple_of(std::mem::align_of::<T>());
+
     fn items(&self) -> Option<(NonNull<T>, usize)> {
         let p = self.ptr?;
         // SAFETY: `p` is this value's allocation, which starts with the length.
         let len = unsafe { p.as_ptr().read() };
-        let (_, at) = Self::layout(len);
+        let at = Self::AT;
+        debug_assert_eq!(at, Self::layout(len).1);
         // SAFETY: the elements start `at` bytes into the same allocation.
         Some((unsafe { NonNull::new_unchecked(p.as_ptr().cast::<u8>().add(at).cast::<T>()) }, len))
     }
