@@ -337,6 +337,10 @@ fn planted_links_and_foreign_entries_in_an_index_folder_are_refused() {
             move |d: &Path| std::os::unix::fs::symlink(&o, d.join("gen-000001.tmp-12")).unwrap()
         })),
         ("gen-7", Box::new(|d: &Path| std::fs::create_dir(d.join("gen-7")).unwrap())),
+        ("gen-copy.tmp-12", Box::new(|d: &Path| {
+            std::fs::create_dir(d.join("gen-copy.tmp-12")).unwrap();
+            std::fs::write(d.join("gen-copy.tmp-12/thesis.tex"), "mine\n").unwrap();
+        })),
         ("report.pdf", Box::new(|d: &Path| std::fs::write(d.join("report.pdf"), "pdf\n").unwrap())),
     ];
     for (i, (entry, plant)) in cases.iter().enumerate() {
@@ -361,10 +365,14 @@ fn planted_links_and_foreign_entries_in_an_index_folder_are_refused() {
     std::fs::create_dir(&left).unwrap();
     std::fs::write(left.join("nodes.faiss"), "partial").unwrap();
     std::os::unix::fs::symlink("gen-000009", idx.join("current.tmp-1")).unwrap();
+    // An update's early copy of the database, killed before it was moved into place.
+    let copy = idx.join("gen-copy.tmp-1");
+    std::fs::create_dir(&copy).unwrap();
+    std::fs::write(copy.join("index.sqlite"), "partial").unwrap();
     let (code, out, err) = run(beryl().arg("index").arg(&src).arg("--index").arg(&idx));
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("up to date"), "{out}");
-    assert!(!left.exists() && !idx.join("current.tmp-1").exists());
+    assert!(!left.exists() && !idx.join("current.tmp-1").exists() && !copy.exists());
 }
 
 // 4: a flipped bit in the database is noticed on open and before "up to date", and a

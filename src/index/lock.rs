@@ -25,6 +25,9 @@ const WRITER: &str = "lock";
 /// retry means a build finished in between, so more than a few never happen.
 const PIN_TRIES: usize = 64;
 
+/// The prefix of the folder an update copies the database into early (`PREFIX.tmp-PID`).
+pub(super) const COPY_SCRATCH: &str = "gen-copy";
+
 /// Whether `name` is a generation's (`gen-` and at least six digits), as `current` names it.
 pub(super) fn is_generation_name(name: &str) -> bool {
     name.strip_prefix("gen-").is_some_and(|d| d.len() >= 6 && d.bytes().all(|b| b.is_ascii_digit()))
@@ -62,6 +65,12 @@ fn foreign(dir: &Path, name: &str) -> Option<String> {
     }
     if is_scratch_name(name, is_generation_name) {
         return (!t.is_dir()).then(|| "not a folder".into());
+    }
+    // An update's early copy of the database (`update::DbCopy`): a folder holding that
+    // file alone, or nothing once it was moved into the new generation.
+    if is_scratch_name(name, |p| p == COPY_SCRATCH) {
+        let only_db = std::fs::read_dir(&p).is_ok_and(|rd| rd.flatten().all(|e| e.file_name() == super::DATABASE && e.file_type().is_ok_and(|t| t.is_file())));
+        return (!t.is_dir() || !only_db).then(|| "not a folder holding an update's copy of the database alone".into());
     }
     Some("not a file beryl writes".into())
 }

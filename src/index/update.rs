@@ -199,7 +199,7 @@ struct DbCopy {
 
 impl DbCopy {
     fn start(index_dir: &Path, from: PathBuf) -> DbCopy {
-        let dir = index_dir.join(format!("gen-copy.tmp-{}", std::process::id()));
+        let dir = index_dir.join(format!("{}.tmp-{}", super::lock::COPY_SCRATCH, std::process::id()));
         let scratch = dir.clone();
         let copying = std::thread::Builder::new()
             .name("db-copy".into())
@@ -218,6 +218,7 @@ impl DbCopy {
     fn place(&mut self, from: &Path, to: &Path) -> std::io::Result<()> {
         if let Some(Ok(Ok(early))) = self.copying.take().map(|h| h.join()) {
             if std::fs::rename(&early, to).is_ok() {
+                let _ = std::fs::remove_dir(&self.dir);
                 return Ok(());
             }
         }
