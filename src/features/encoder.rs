@@ -163,7 +163,15 @@ pub struct EncoderOptions {
 
 impl Default for EncoderOptions {
     fn default() -> Self {
-        EncoderOptions { threads: None, cache: None, max_batch: 128, batch_tokens: 2048, precision: Precision::auto(), adapter: None, max_tokens: default_max_tokens() }
+        EncoderOptions::with_precision(Precision::auto())
+    }
+}
+
+impl EncoderOptions {
+    /// The defaults with the given precision ([`Precision::auto`] times products on
+    /// libtorch, which a caller that has none to run need not load).
+    pub fn with_precision(precision: Precision) -> Self {
+        EncoderOptions { threads: None, cache: None, max_batch: 128, batch_tokens: 2048, precision, adapter: None, max_tokens: default_max_tokens() }
     }
 }
 
@@ -433,7 +441,8 @@ impl Encoder {
             identity,
             cache_salt: hash_bytes,
             cache: None,
-            opts: EncoderOptions::default(),
+            // A table has no products to run: choosing a precision would load libtorch.
+            opts: EncoderOptions::with_precision(Precision::F32),
             batches: AtomicU64::new(0),
             encoded: AtomicU64::new(0),
             cache_hits: AtomicU64::new(0),

@@ -84,7 +84,8 @@ pub fn build(
     lap("statement encoder");
     let fenc = encs.functions()?;
     lap("function encoder");
-    let model = Model::load(model_dir, FEATURE_SCHEMA, enc.hash())?;
+    // The weights load later (see `LazyModel`): an update needs them last.
+    let model = crate::model::LazyModel::open(model_dir, FEATURE_SCHEMA, enc.hash())?;
     let model_sha = model_sha256(model_dir)?;
     lap("model");
     // The roots' project files join the command line's rules; the index records the
@@ -114,7 +115,7 @@ pub fn build(
     sweep(dir, current_generation(dir).as_deref());
     let anonymized = !roots.is_empty() && roots.iter().all(|r| crate::anonymize::is_marked(r));
     let global = opts.global.as_deref().map(super::global::Global::open).transpose()?;
-    if let Some(why) = global.as_ref().and_then(|g| g.mismatch(opts, model.gcn.hidden as usize, enc.hash(), fenc.hash(), &model_sha)) {
+    if let Some(why) = global.as_ref().and_then(|g| g.mismatch(opts, model.manifest.hidden as usize, enc.hash(), fenc.hash(), &model_sha)) {
         return Err(IndexError::Mismatch(why));
     }
     let identity = Identity { model_sha: &model_sha, enc: enc.hash(), fenc: fenc.hash(), opts, anonymized, global: global.as_ref().map(|g| g.meta.id.clone()) };
@@ -238,7 +239,7 @@ pub(super) struct Inputs<'a> {
     pub dir: &'a Path,
     pub opts: &'a IndexOptions,
     pub model_dir: &'a Path,
-    pub model: &'a Model,
+    pub model: &'a crate::model::LazyModel,
     pub encs: &'a TextEncoders,
     pub identity: &'a Identity<'a>,
     pub global: Option<&'a super::global::Global>,
@@ -358,7 +359,9 @@ fn full(
     t0: Instant,
     progress: Progress,
 ) -> Result<BuildReport, IndexError> {
-    let (opts, model, encs) = (inp.opts, inp.model, inp.encs);
+    let (opts, encs) = (inp.opts, inp.encs);
+    // The weights load while the files are parsed.
+    inp.model.start();
     let (enc, fenc) = (encs.statements()?, encs.functions()?);
     // Before any file is read: the stamps' reference time.
     let began = std::time::SystemTime::now();
@@ -392,6 +395,7 @@ fn full(
     // neighbourhoods it needs, whichever batch they fall in.
     let t1 = Instant::now();
     let before = encoder_stats(enc, fenc);
+    let model = inp.model.get()?;
     let hidden = model.gcn.hidden as usize;
     let width = hidden + crate::model::embed::IN_DIM;
     let total_files = icfg.files.len();

@@ -15,7 +15,7 @@ use super::*;
 use crate::corpus::walk::Skipped;
 use crate::graph::csr::HUB_CALLERS;
 use crate::graph::{Csr, Icfg, Rows};
-use crate::model::embed::{embed_nodes, op_counts, IN_DIM};
+use crate::model::embed::{embed_nodes_with, op_counts, Weights, IN_DIM};
 use crate::shape::Shape;
 use petgraph::graph::NodeIndex;
 use std::collections::{HashMap, HashSet};
@@ -33,6 +33,9 @@ const MAX_PATCHED_NODES: f64 = 0.1;
 /// Below this many nodes (indexed or left empty) an index is always updated: a full build
 /// would take about a second, and the shares above say little.
 const SMALL_NODES: usize = 20_000;
+/// Most nodes whose vectors an update computes with plain-Rust products (their GCN reads
+/// a few times as many): about as long as loading libtorch, which more would outlast.
+const PLAIN_NODES: usize = 2_048;
 
 /// How the files found differ from those indexed.
 #[derive(Debug, Default)]
@@ -108,7 +111,7 @@ pub(super) struct Context<'a> {
     pub dir: &'a Path,
     pub gen: &'a Path,
     pub model_dir: &'a Path,
-    pub model: &'a Model,
+    pub model: &'a crate::model::LazyModel,
     pub enc: &'a crate::features::Encoder,
     pub fenc: &'a crate::features::Encoder,
     pub opts: &'a IndexOptions,
@@ -601,9 +604,16 @@ pub(super) fn run(ctx: &Context, diff: Diff, early: Option<Early>, report: &mut 
 
     let t1 = Instant::now();
     let before = encoder_stats(ctx.enc, ctx.fenc);
-    let hidden = ctx.model.gcn.hidden as usize;
+    // A small change's products run in plain Rust: loading libtorch for them would take
+    // more CPU than the rest of the update after the ICFG is read.
+    let plain = affected.len() <= PLAIN_NODES;
+    let weights = match plain {
+        true => Weights::Plain(ctx.model.plain()?),
+        false => Weights::Torch(ctx.model.get()?),
+    };
+    let hidden = weights.hidden();
     let width = hidden + IN_DIM;
-    let rows = embed_nodes(ctx.model, &icfg, &gcn, ctx.enc, &affected, &mut |d, t| progress("nodes", d, t))?;
+    let rows = embed_nodes_with(weights, &icfg, &gcn, ctx.enc, &affected, &mut |d, t| progress("nodes", d, t))?;
     let mut add_ids = Vec::new();
     let mut search_rows = Vec::new();
     for (i, &n) in affected.iter().enumerate() {
@@ -764,6 +774,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, early: Option<Early>, report: &mut 
                 false => None,
             };
             let rows = match &projection {
+                Some(p) if plain => p.apply_plain(&search_rows),
                 Some(p) => p.apply(&search_rows)?,
                 None => search_rows.clone(),
             };
@@ -805,7 +816,8 @@ pub(super) fn run(ctx: &Context, diff: Diff, early: Option<Early>, report: &mut 
         if old_meta.checksums.contains_key("nodes.pca") {
             let b = read_checked(gen, "nodes.pca", &old_meta)?;
             let p = Projection::from_bytes(&b).ok_or_else(|| corrupt("nodes.pca is not a projection".into()))?;
-            vectors::add(&mut nodes, &p.apply(&search_rows)?, &add_ids)?;
+            let rows = if plain { p.apply_plain(&search_rows) } else { p.apply(&search_rows)? };
+            vectors::add(&mut nodes, &rows, &add_ids)?;
             std::fs::write(tmp.join("nodes.pca"), &b).map_err(io(tmp))?;
         } else {
             vectors::add(&mut nodes, &search_rows, &add_ids)?;

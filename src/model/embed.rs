@@ -5,7 +5,7 @@
 
 use super::partition::Part;
 use super::train::TrainGraph;
-use super::Model;
+use super::{Model, PlainGcn};
 use crate::features::{count_pcode, count_source, Encoder, FeatureError, DIM};
 use crate::graph::{Csr, Icfg, Lang, Node, NodeKind};
 use rayon::prelude::*;
@@ -134,7 +134,53 @@ pub fn embed_nodes(
     targets: &[u32],
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<f32>, FeatureError> {
-    let h = model.gcn.hidden as usize;
+    embed_nodes_with(Weights::Torch(model), icfg, csr, enc, targets, progress)
+}
+
+/// Where the GCN's products run: on libtorch, or in plain Rust for a small batch (see
+/// [`PlainGcn`]).
+#[derive(Clone, Copy)]
+pub enum Weights<'a> {
+    Torch(&'a Model),
+    Plain(&'a PlainGcn),
+}
+
+impl Weights<'_> {
+    pub fn hidden(&self) -> usize {
+        match self {
+            Weights::Torch(m) => m.gcn.hidden as usize,
+            Weights::Plain(p) => p.hidden,
+        }
+    }
+
+    fn first(&self, x: &[f32], rows: usize) -> Result<Vec<f32>, FeatureError> {
+        match self {
+            Weights::Torch(m) => Ok(Vec::<f32>::try_from(&tch::no_grad(|| m.gcn.first_weights(&tensor(x, rows))).flatten(0, -1))?),
+            Weights::Plain(p) => Ok(p.first_weights(x)),
+        }
+    }
+
+    fn second(&self, h: &[f32], rows: usize) -> Result<Vec<f32>, FeatureError> {
+        match self {
+            Weights::Torch(m) => {
+                let t = Tensor::from_slice(h).view([rows as i64, m.gcn.hidden]);
+                Ok(Vec::<f32>::try_from(&tch::no_grad(|| m.gcn.second_weights(&t)).flatten(0, -1))?)
+            }
+            Weights::Plain(p) => Ok(p.second_weights(h)),
+        }
+    }
+}
+
+/// [`embed_nodes`] with the products where `weights` says.
+pub fn embed_nodes_with(
+    weights: Weights,
+    icfg: &Icfg,
+    csr: &Csr,
+    enc: &Encoder,
+    targets: &[u32],
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Vec<f32>, FeatureError> {
+    let h = weights.hidden();
     let width = h + IN_DIM;
     // The first layer is needed on the targets and their neighbours; its input on those
     // and theirs. Sorted lists, looked up by binary search: nothing here grows with the
@@ -174,8 +220,7 @@ pub fn embed_nodes(
     let mut p = vec![0f32; layer0.len() * h];
     for (c, chunk) in layer0.chunks(CHUNK).enumerate() {
         let x = initial_features(icfg, chunk, enc)?;
-        let xw = tch::no_grad(|| model.gcn.first_weights(&tensor(&x, chunk.len())));
-        let xw = Vec::<f32>::try_from(&xw.flatten(0, -1))?;
+        let xw = weights.first(&x, chunk.len())?;
         let at = c * CHUNK;
         x0[at * IN_DIM..(at + chunk.len()) * IN_DIM].copy_from_slice(&x);
         p[at * h..(at + chunk.len()) * h].copy_from_slice(&xw);
@@ -186,9 +231,7 @@ pub fn embed_nodes(
     hidden.iter_mut().for_each(|v| *v = v.max(0.0));
     let mut q = vec![0f32; layer1.len() * h];
     for (c, chunk) in hidden.chunks(CHUNK * h).enumerate() {
-        let rows = chunk.len() / h;
-        let t = Tensor::from_slice(chunk).view([rows as i64, h as i64]);
-        let hw = Vec::<f32>::try_from(&tch::no_grad(|| model.gcn.second_weights(&t)).flatten(0, -1))?;
+        let hw = weights.second(chunk, chunk.len() / h)?;
         q[c * CHUNK * h..c * CHUNK * h + hw.len()].copy_from_slice(&hw);
     }
     drop(hidden);

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use tch::{nn, Device};
 use thiserror::Error;
 
-pub use gcn::Gcn;
+pub use gcn::{Gcn, PlainGcn};
 
 #[derive(Debug, Error)]
 pub enum ModelError {
@@ -26,6 +26,8 @@ pub enum ModelError {
     Encoder { path: PathBuf, found: String, expected: String },
     #[error("model weights: {0}")]
     Torch(#[from] tch::TchError),
+    #[error("model weights {0}")]
+    Weights(String),
     #[error("{0}")]
     Io(#[from] std::io::Error),
 }
@@ -101,6 +103,12 @@ impl Model {
 
     /// Loads a model, refusing one built for other features or another encoder.
     pub fn load(dir: &Path, schema: u32, encoder: &str) -> Result<Model, ModelError> {
+        Model::weights(dir, Model::manifest(dir, schema, encoder)?)
+    }
+
+    /// The manifest of the model in `dir`, refused if it was built for other features or
+    /// another encoder. Reading it needs no libtorch.
+    pub fn manifest(dir: &Path, schema: u32, encoder: &str) -> Result<Manifest, ModelError> {
         let mpath = dir.join("manifest.json");
         let text = std::fs::read_to_string(&mpath).map_err(|_| ModelError::Missing(dir.into()))?;
         let manifest: Manifest = serde_json::from_str(&text).map_err(|source| ModelError::Manifest { path: mpath.clone(), source })?;
@@ -110,8 +118,68 @@ impl Model {
         if manifest.encoder != encoder {
             return Err(ModelError::Encoder { path: dir.into(), found: manifest.encoder.clone(), expected: encoder.into() });
         }
+        Ok(manifest)
+    }
+
+    fn weights(dir: &Path, manifest: Manifest) -> Result<Model, ModelError> {
         let mut m = Model::new(manifest.in_dim, manifest.hidden, manifest);
         m.vs.load(dir.join("weights.safetensors"))?;
         Ok(m)
+    }
+}
+
+/// A model whose manifest is read and checked at once and whose weights load later: on a
+/// thread once [`LazyModel::start`] is called, or at the first [`LazyModel::get`]. The
+/// weights are libtorch's first use in most commands, and loading libtorch takes a
+/// quarter of a second of CPU; an update starts it once the work that keeps every core
+/// busy is done, so that it runs beside work on one core instead of before it.
+pub struct LazyModel {
+    dir: PathBuf,
+    pub manifest: Manifest,
+    loaded: std::sync::OnceLock<Model>,
+    plain: std::sync::OnceLock<PlainGcn>,
+    pending: std::sync::Mutex<Option<std::thread::JoinHandle<Result<Model, ModelError>>>>,
+}
+
+impl LazyModel {
+    /// The model in `dir`, its manifest checked as [`Model::load`] checks it.
+    pub fn open(dir: &Path, schema: u32, encoder: &str) -> Result<LazyModel, ModelError> {
+        let manifest = Model::manifest(dir, schema, encoder)?;
+        Ok(LazyModel { dir: dir.into(), manifest, loaded: Default::default(), plain: Default::default(), pending: Default::default() })
+    }
+
+    /// Starts loading the weights on a thread, unless they are loaded or loading.
+    pub fn start(&self) {
+        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        if self.loaded.get().is_none() && pending.is_none() {
+            let (dir, manifest) = (self.dir.clone(), self.manifest.clone());
+            *pending = Some(std::thread::spawn(move || Model::weights(&dir, manifest)));
+        }
+    }
+
+    /// The model, waiting for a load that was started or loading it here. A failed load
+    /// is returned, and the next call tries again.
+    pub fn get(&self) -> Result<&Model, ModelError> {
+        if let Some(m) = self.loaded.get() {
+            return Ok(m);
+        }
+        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(m) = self.loaded.get() {
+            return Ok(m);
+        }
+        let m = match pending.take() {
+            Some(h) => h.join().unwrap_or_else(|_| Err(ModelError::Io(std::io::Error::other("the thread loading the model's weights panicked"))))?,
+            None => Model::weights(&self.dir, self.manifest.clone())?,
+        };
+        Ok(self.loaded.get_or_init(|| m))
+    }
+
+    /// The weights for products in plain Rust, read without libtorch.
+    pub fn plain(&self) -> Result<&PlainGcn, ModelError> {
+        if let Some(p) = self.plain.get() {
+            return Ok(p);
+        }
+        let p = PlainGcn::read(&self.dir.join("weights.safetensors"), self.manifest.in_dim as usize, self.manifest.hidden as usize).map_err(ModelError::Weights)?;
+        Ok(self.plain.get_or_init(|| p))
     }
 }
