@@ -2,6 +2,7 @@
 // call through any stub loads libberyl_tch.so (tch's C API over libtorch) and fills in
 // the address of every function, so a command that never runs a model never loads
 // libtorch, whose 440 MB and static initialisers cost a quarter second at every start.
+#define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -37,7 +38,11 @@ static void fail(const char *path, const char *what) {
 static void load(void) {
     const char *path = getenv("BERYL_TCH_LIB");
     if (!path || !*path) path = BERYL_TCH_LIB;
-    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    // DEEPBIND: libtorch's calls to functions it defines itself (its BLAS, `sgemm_`) stay
+    // in it. Otherwise they would bind to the OpenBLAS that FAISS loaded at start, whose
+    // products of a row change with the number of rows beside it, and a build's vectors
+    // would depend on its batch sizes.
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
     if (!lib) fail(path, dlerror());
     void **(*back)(void) = (void **(*)(void))dlsym(lib, "beryl_tch_back_table");
     if (!back) fail(path, "it has no beryl_tch_back_table: not built by tch-lazy.sh");
