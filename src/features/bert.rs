@@ -105,9 +105,9 @@ fn read_safetensors(bytes: &[u8], path: &Path) -> Result<HashMap<String, Tensor>
     Ok(out)
 }
 
-type TensorVisit<'v> = dyn FnMut(&str, &[u8], &[i64], Kind) -> Result<(), FeatureError> + 'v;
+pub(crate) type TensorVisit<'v> = dyn FnMut(&str, &[u8], &[i64], Kind) -> Result<(), FeatureError> + 'v;
 
-fn walk_safetensors(bytes: &[u8], path: &Path, visit: &mut TensorVisit) -> Result<(), FeatureError> {
+pub(crate) fn walk_safetensors(bytes: &[u8], path: &Path, visit: &mut TensorVisit) -> Result<(), FeatureError> {
     let bad = |msg: String| FeatureError::Weights { path: path.into(), msg };
     #[derive(Deserialize)]
     struct Entry {

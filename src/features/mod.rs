@@ -2,7 +2,7 @@
 //! text vector of a node's code or English ([`encoder`], all-MiniLM-L6-v2 on libtorch).
 //! The graph model (`src/model`) concatenates them with a node-kind one-hot.
 
-mod bert;
+pub(crate) mod bert;
 mod cache;
 pub mod encoder;
 pub mod math;

@@ -94,25 +94,21 @@ impl PlainGcn {
     /// shapes `in_dim` and `hidden` give, from a safetensors file: a little-endian u64
     /// length, a JSON header of that length, then the data.
     pub fn read(path: &std::path::Path, in_dim: usize, hidden: usize) -> Result<PlainGcn, String> {
-        let bad = |why: String| format!("{}: {why}", path.display());
-        let b = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
-        let n = b.get(..8).map(|h| u64::from_le_bytes(h.try_into().expect("8 bytes"))).ok_or_else(|| bad("truncated".into()))?;
-        let end = usize::try_from(n).ok().and_then(|n| n.checked_add(8)).filter(|&e| e <= b.len()).ok_or_else(|| bad("truncated header".into()))?;
-        let head: serde_json::Value = serde_json::from_slice(&b[8..end]).map_err(|e| bad(format!("header: {e}")))?;
-        let data = &b[end..];
-        let tensor = |name: &str, shape: &[usize]| -> Result<Vec<f32>, String> {
-            let t = head.get(name).ok_or_else(|| bad(format!("no tensor {name}")))?;
-            let found: Option<Vec<usize>> = t["shape"].as_array().map(|a| a.iter().filter_map(|v| v.as_u64().map(|v| v as usize)).collect());
-            if t["dtype"] != "F32" || found.as_deref() != Some(shape) {
-                return Err(bad(format!("{name} is {} {}, not F32 {shape:?}", t["dtype"], t["shape"])));
-            }
-            let at = |i: usize| t["data_offsets"][i].as_u64().map(|v| v as usize);
-            let len: usize = shape.iter().product();
-            match (at(0), at(1)) {
-                (Some(s), Some(e)) if e >= s && e - s == 4 * len && e <= data.len() => {
-                    Ok(data[s..e].chunks_exact(4).map(|w| f32::from_le_bytes(w.try_into().expect("4 bytes"))).collect())
-                }
-                _ => Err(bad(format!("{name}'s offsets do not fit the file"))),
+        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        // Each tensor's shape, and its values when they are f32.
+        let mut found: std::collections::HashMap<String, (Vec<i64>, Option<Vec<f32>>)> = Default::default();
+        crate::features::bert::walk_safetensors(&bytes, path, &mut |name, raw, shape, kind| {
+            let values = (kind == Kind::Float).then(|| raw.chunks_exact(4).map(|w| f32::from_le_bytes(w.try_into().expect("4 bytes"))).collect());
+            found.insert(name.to_string(), (shape.to_vec(), values));
+            Ok(())
+        })
+        .map_err(|e| e.to_string())?;
+        let mut tensor = |name: &str, shape: &[usize]| -> Result<Vec<f32>, String> {
+            let want: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+            match found.remove(name) {
+                Some((got, Some(values))) if got == want => Ok(values),
+                Some((got, values)) => Err(format!("{}: {name} is {} {got:?}, not F32 {shape:?}", path.display(), if values.is_some() { "F32" } else { "F16" })),
+                None => Err(format!("{}: no tensor {name}", path.display())),
             }
         };
         Ok(PlainGcn {
