@@ -740,6 +740,8 @@ pub(super) fn run(ctx: &Context, diff: Diff, early: Option<Early>, report: &mut 
     let file_rows: Vec<(u32, &str)> = new_hashes.iter().map(|(i, h)| (*i, h.as_str())).collect();
     let fn_ids: Vec<u64> = new_fns.clone().map(u64::from).collect();
     let removed_fn_ids: Vec<u64> = removed_fns.iter().map(|&f| f as u64).collect();
+    // Search rows through the index's projection, by the same products as the vectors.
+    let project = |p: &Projection| if plain { Ok(p.apply_plain(&search_rows)) } else { p.apply(&search_rows) };
     let new_gen = commit(ctx.dir, ctx.model_dir, progress, |tmp| {
         // The nodes' database of the last full build, which no update writes (new nodes
         // go to the main database's own table), linked with the sum it was written with.
@@ -774,8 +776,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, early: Option<Early>, report: &mut 
                 false => None,
             };
             let rows = match &projection {
-                Some(p) if plain => p.apply_plain(&search_rows),
-                Some(p) => p.apply(&search_rows)?,
+                Some(p) => project(p)?,
                 None => search_rows.clone(),
             };
             let dim = projection.as_ref().map_or(ctx.opts.features.dim(hidden), |p| p.d_out);
@@ -816,8 +817,7 @@ pub(super) fn run(ctx: &Context, diff: Diff, early: Option<Early>, report: &mut 
         if old_meta.checksums.contains_key("nodes.pca") {
             let b = read_checked(gen, "nodes.pca", &old_meta)?;
             let p = Projection::from_bytes(&b).ok_or_else(|| corrupt("nodes.pca is not a projection".into()))?;
-            let rows = if plain { p.apply_plain(&search_rows) } else { p.apply(&search_rows)? };
-            vectors::add(&mut nodes, &rows, &add_ids)?;
+            vectors::add(&mut nodes, &project(&p)?, &add_ids)?;
             std::fs::write(tmp.join("nodes.pca"), &b).map_err(io(tmp))?;
         } else {
             vectors::add(&mut nodes, &search_rows, &add_ids)?;
