@@ -44,7 +44,7 @@ use crate::corpus::{self, WalkOptions};
 use crate::features::{Encoder, FeatureError, TextEncoders, TextModel};
 use crate::graph::{Icfg, Lang};
 use crate::model::embed::FEATURE_SCHEMA;
-use crate::model::{Model, ModelError};
+use crate::model::ModelError;
 use faiss::index::IndexImpl;
 use graph::Csr;
 use project::Projection;
@@ -580,7 +580,8 @@ pub struct Index {
     /// What an update added over the vector indexes, when the generation is patched.
     delta: Option<Delta>,
     pub graph: Csr,
-    pub model: Model,
+    /// The graph model; its weights load on a thread from the opening on.
+    pub model: crate::model::LazyModel,
     /// Every function's nesting tree and what its statements compute.
     pub shapes: crate::shape::store::Shapes,
     /// BM25F over function names, comments and bodies.
@@ -646,7 +647,7 @@ impl Index {
                 )));
             }
         }
-        let model = Model::load(&own_model, FEATURE_SCHEMA, &meta.encoder).map_err(|e| match e {
+        let model = crate::model::LazyModel::open(&own_model, FEATURE_SCHEMA, &meta.encoder).map_err(|e| match e {
             ModelError::Encoder { found, .. } => IndexError::Mismatch(format!(
                 "its statement vectors come from text encoder {}, its model was trained on {}",
                 &meta.encoder[..meta.encoder.len().min(16)],
@@ -730,6 +731,10 @@ impl Index {
         }
         lap("shapes and lexical");
         v.save();
+        // The weights, and with them libtorch, load on a thread beside the query's parsing;
+        // the first query that embeds waits for them. Not sooner: loading libtorch holds
+        // the dynamic loader's lock for a quarter second, which FAISS's reading above waits on.
+        model.start();
         Ok(Index { dir: gen, meta, store, nodes, projection, functions, delta, graph, model, shapes, lexical, profiles: None, live: Vec::new(), subset: None, _pin: pin })
     }
 
