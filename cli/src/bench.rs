@@ -391,6 +391,8 @@ fn bench_search(a: BenchSearchArgs) -> Result<()> {
     let t = Instant::now();
     let mut idx = Index::open(&a.index, None, 32)?;
     let index_ms = t.elapsed().as_secs_f64() * 1000.0;
+    // As `beryl search` does for a pseudocode query.
+    idx.model.start();
     // No vector cache: a user's query texts are new, so every query encodes its texts.
     let enc = idx.encoders(Some(all_cores(a.threads)));
     enc.statements()?;

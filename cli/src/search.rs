@@ -101,6 +101,10 @@ pub fn run(a: SearchArgs) -> Result<()> {
         return Ok(());
     }
     let mut idx = Index::open(&a.index, a.model.as_deref(), a.nprobe)?;
+    if a.pseudo.is_some() || a.fragments {
+        // The graph model's weights (and libtorch) load beside the query's parsing.
+        idx.model.start();
+    }
     // A query has a handful of texts: encoding them costs milliseconds, while opening the
     // persistent vector cache of a large corpus reads it whole (about 1 GB for 2.7 M lines).
     let enc = idx.encoders(Some(all_cores(a.threads)));

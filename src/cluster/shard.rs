@@ -32,6 +32,7 @@ impl ShardServer {
     pub fn open(dir: &Path, global: &Path, nprobe: usize) -> Result<ShardServer, ClusterError> {
         let g = Global::open(global)?;
         let mut index = Index::open(dir, None, nprobe)?;
+        index.model.start();
         if index.meta.global.as_deref() != Some(g.meta.id.as_str()) {
             return Err(ClusterError::Setup(format!("{} was not built with the global parts at {} (`beryl index --global`)", dir.display(), global.display())));
         }

@@ -580,7 +580,8 @@ pub struct Index {
     /// What an update added over the vector indexes, when the generation is patched.
     delta: Option<Delta>,
     pub graph: Csr,
-    /// The graph model; its weights load on a thread from the opening on.
+    /// The graph model; its weights load at the first query that embeds, or on a thread
+    /// once a caller that will query calls `model.start()`.
     pub model: crate::model::LazyModel,
     /// Every function's nesting tree and what its statements compute.
     pub shapes: crate::shape::store::Shapes,
@@ -731,10 +732,6 @@ impl Index {
         }
         lap("shapes and lexical");
         v.save();
-        // The weights, and with them libtorch, load on a thread beside the query's parsing;
-        // the first query that embeds waits for them. Not sooner: loading libtorch holds
-        // the dynamic loader's lock for a quarter second, which FAISS's reading above waits on.
-        model.start();
         Ok(Index { dir: gen, meta, store, nodes, projection, functions, delta, graph, model, shapes, lexical, profiles: None, live: Vec::new(), subset: None, _pin: pin })
     }
 

@@ -183,3 +183,14 @@ impl LazyModel {
         Ok(self.plain.get_or_init(|| p))
     }
 }
+
+impl Drop for LazyModel {
+    /// Waits for a load still running: a process that exits while a thread runs
+    /// libtorch's static initialisers aborts in them.
+    fn drop(&mut self) {
+        let pending = self.pending.get_mut().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(h) = pending {
+            let _ = h.join();
+        }
+    }
+}

@@ -141,6 +141,7 @@ impl State {
 
     fn open_index(&mut self, dir: &Path) -> Result<usize, ToolError> {
         let index = Index::open(dir, None, 32)?;
+        index.model.start();
         let encs = index.encoders(Some(self.threads));
         let dir = absolute(dir);
         let o = Open { dir: dir.clone(), index, encs };
@@ -221,6 +222,7 @@ impl State {
         let now = beryl::index::current_generation(&o.dir).and_then(|g| g.file_name().map(|n| n.to_os_string()));
         if now.is_some() && now.as_deref() != o.index.dir.file_name() {
             let index = Index::open(&o.dir, None, 32)?;
+            index.model.start();
             let o = &mut self.open[i];
             if index.meta.encoder != o.index.meta.encoder || index.meta.function_encoder != o.index.meta.function_encoder {
                 o.encs = index.encoders(Some(self.threads));
