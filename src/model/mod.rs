@@ -131,8 +131,9 @@ impl Model {
 /// A model whose manifest is read and checked at once and whose weights load later: on a
 /// thread once [`LazyModel::start`] is called, or at the first [`LazyModel::get`]. The
 /// weights are libtorch's first use in most commands, and loading libtorch takes a
-/// quarter of a second of CPU; an update starts it once the work that keeps every core
-/// busy is done, so that it runs beside work on one core instead of before it.
+/// quarter of a second of CPU: a search starts it as soon as the index is open and a full
+/// build before its parse, so that it runs beside that work, and a small update needs only
+/// [`LazyModel::plain`].
 pub struct LazyModel {
     dir: PathBuf,
     pub manifest: Manifest,
