@@ -47,6 +47,13 @@ fn commands_without_a_model_never_load_libtorch() {
     std::fs::write(&f, text).unwrap();
     let r = ok(&index(&mut without_torch()));
     assert_eq!((r["updated"].as_bool(), r["changed_files"].as_u64()), (Some(true), Some(1)), "{r}");
+    // An English query over static function vectors embeds only its own text.
+    let o = without_torch().args(["search", "--json", "sum of the squares of an array"]).arg("--index").arg(&idx).output().unwrap();
+    let r = ok(&o);
+    assert!(r["fragments"].as_array().is_some_and(|f| !f.is_empty()), "{r}");
+    // An error exit of a command that loads no model is the error, not an abort.
+    let o = beryl().args(["search", "--lang", "java", "sum of squares"]).arg("--index").arg(&idx).output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
 
     // A pseudocode query runs the GCN on its graph: without libtorch it stops, saying why.
     let query = tmp.path().join("q.p");
