@@ -735,6 +735,12 @@ impl Index {
         Ok(Index { dir: gen, meta, store, nodes, projection, functions, delta, graph, model, shapes, lexical, profiles: None, live: Vec::new(), subset: None, _pin: pin })
     }
 
+    /// The graph model's weights, loaded here unless a thread already is loading them.
+    /// Weights that do not load are a damaged index, as a damaged manifest is at open.
+    pub fn graph_model(&self) -> Result<&crate::model::Model, IndexError> {
+        self.model.get().map_err(|e| IndexError::Corrupt(e.to_string()))
+    }
+
     /// Encoders of the models this index was built with, loaded on first use, no cache.
     pub fn encoders(&self, threads: Option<usize>) -> TextEncoders {
         TextEncoders::new(self.meta.statement_model, self.meta.function_model, threads, crate::features::CacheAt::None)

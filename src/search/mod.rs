@@ -239,8 +239,7 @@ pub(crate) struct QueryVectors {
 }
 
 pub(crate) fn query_vectors(index: &Index, enc: &Encoder, q: &Icfg, line_map: &[u32]) -> Result<QueryVectors, SearchError> {
-    let model = index.model.get().map_err(|e| SearchError::Index(crate::index::IndexError::Corrupt(e.to_string())))?;
-    query_rows(model, index.meta.features, index.meta.hidden, enc, q, line_map)
+    query_rows(index.graph_model()?, index.meta.features, index.meta.hidden, enc, q, line_map)
 }
 
 /// The query nodes of a query graph and their search vectors, row-major, as an index made
