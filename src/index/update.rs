@@ -790,7 +790,13 @@ pub(super) fn run(ctx: &Context, diff: Diff, early: Option<Early>, report: &mut 
                 vectors::write(&ix, &tmp.join(name))
             };
             delta(patch::NODES_DELTA, dim, &drop_ids, &rows, &add_ids)?;
-            delta(patch::FUNCTIONS_DELTA, crate::features::DIM, &removed_fn_ids, &fvecs, &fn_ids)?;
+            // Function vectors as the base's layout holds them (quantized, most often), so a
+            // patched index scores functions as one updated whole would; the base's codes are
+            // mapped, not read.
+            let base_functions = vectors::read_mapped(&gen.join("functions.faiss"), 1)?;
+            let coded = vectors::through_codec(&base_functions, &fvecs, crate::features::DIM);
+            drop(base_functions);
+            delta(patch::FUNCTIONS_DELTA, crate::features::DIM, &removed_fn_ids, coded.as_deref().unwrap_or(&fvecs), &fn_ids)?;
             let (base_node_vectors, base_function_vectors) = match &old_patch {
                 Some(p) => (p.base_node_vectors, p.base_function_vectors),
                 None => (old_meta.indexed_nodes as u64, old_meta.functions as u64),

@@ -420,6 +420,46 @@ fn filtered(index: &mut IndexImpl, queries: &[f32], nq: usize, k: usize, bits: &
     }
 }
 
+/// `rows` (of `dim` values each) as `index` would give them back once added: encoded by
+/// its trained codec and decoded. A patch keeps its vectors beside the base's, and passing
+/// them through the base's codec makes them what adding them to the base would, so a
+/// patched index scores as the updated base does. `None` where the layout has no codec of
+/// its own to apply (FAISS refuses).
+pub fn through_codec(index: &IndexImpl, rows: &[f32], dim: usize) -> Option<Vec<f32>> {
+    use faiss_sys as sys;
+    let n = rows.len() / dim.max(1);
+    if n == 0 {
+        return Some(Vec::new());
+    }
+    // SAFETY: casts that answer null for other types; the sub-index is owned by the map
+    // and outlives these calls; the buffers hold n codes and n × dim values.
+    unsafe {
+        let mut inner = index.inner_ptr();
+        let map2 = sys::faiss_IndexIDMap2_cast(inner);
+        if !map2.is_null() {
+            inner = sys::faiss_IndexIDMap2_sub_index(map2);
+        } else {
+            let map = sys::faiss_IndexIDMap_cast(inner);
+            if !map.is_null() {
+                inner = sys::faiss_IndexIDMap_sub_index(map);
+            }
+        }
+        let mut size = 0usize;
+        if inner.is_null() || sys::faiss_Index_sa_code_size(inner, &mut size) != 0 || size == 0 {
+            return None;
+        }
+        let mut codes = vec![0u8; n * size];
+        if sys::faiss_Index_sa_encode(inner, n as sys::idx_t, rows.as_ptr(), codes.as_mut_ptr()) != 0 {
+            return None;
+        }
+        let mut out = vec![0f32; n * dim];
+        if sys::faiss_Index_sa_decode(inner, n as sys::idx_t, codes.as_ptr(), out.as_mut_ptr()) != 0 {
+            return None;
+        }
+        Some(out)
+    }
+}
+
 /// Inner products of `query` with the vectors stored under `ids` (those the index holds),
 /// in one search restricted to `ids` (every list of an IVF index probed). One call, not one
 /// per id: FAISS opens a parallel region per call, and waking its threads for each of a
@@ -560,6 +600,34 @@ mod tests {
             assert!((s - dot).abs() < 1e-5, "{id}: {s} vs {dot}");
         }
         assert!(scores_of(&mut flat, q, &[]).unwrap().unwrap().is_empty());
+    }
+
+    #[test]
+    fn rows_through_a_codec_are_what_the_index_gives_back() {
+        let (d, n) = (16, 3000);
+        let rows = scattered(n, d, 5);
+        let ids: Vec<u64> = (0..n as u64).collect();
+        let fresh = scattered(3, d, 99);
+        for factory in ["SQ6", "IVF40,SQ6", "Flat"] {
+            let mut ix = build_with_ids(factory, d, &rows, &ids).unwrap();
+            let through = through_codec(&ix, &fresh, d).unwrap_or_else(|| panic!("{factory}: no codec"));
+            add(&mut ix, &fresh, &[7000, 7001, 7002]).unwrap();
+            for (k, id) in [7000u64, 7001, 7002].into_iter().enumerate() {
+                let want: Vec<f32> = fresh[k * d..][..d].to_vec();
+                let q = &want;
+                let got = scores_of(&mut ix, q, &[id]).unwrap().map(|h| h[0].1).unwrap_or_else(|| {
+                    let mut v = vec![0f32; d];
+                    faiss::Index::reconstruct(&ix, faiss::Idx::new(id), &mut v).unwrap();
+                    v.iter().zip(q).map(|(a, b)| a * b).sum()
+                });
+                let via: f32 = through[k * d..][..d].iter().zip(q).map(|(a, b)| a * b).sum();
+                assert!((got - via).abs() < 1e-5, "{factory} {id}: stored {got}, through the codec {via}");
+                if factory == "Flat" {
+                    assert_eq!(&through[k * d..][..d], &want[..], "a flat layout keeps vectors exactly");
+                }
+            }
+        }
+        assert_eq!(through_codec(&build_with_ids("SQ6", d, &rows, &ids).unwrap(), &[], d), Some(Vec::new()));
     }
 
     /// `n` scattered unit vectors of `d` dimensions (a fixed pseudo-random sequence).
