@@ -157,40 +157,6 @@ fn one_text_layout_for_every_search() {
     assert!(spans.iter().any(|s| s["test"] == true) && spans.iter().any(|s| s["test"] == false), "{spans:?}");
 }
 
-#[test]
-fn a_wrapper_over_the_work_is_listed_after_it() {
-    // leveldb's `crc32c::Value` is one line, `return Extend(0, data, n);`, in a header; the
-    // table-driven loop is `Extend`, in the `.cc` file. The result that reaches the loop
-    // through `Value` is named by `Extend`, with `Value` after it.
-    let tmp = tempfile::tempdir().unwrap();
-    let src = tmp.path().join("src");
-    std::fs::create_dir_all(&src).unwrap();
-    let root = fetch("leveldb").expect("fetching leveldb");
-    for f in ["crc32c.h", "crc32c.cc", "hash.cc", "coding.h", "coding.cc"] {
-        std::fs::copy(root.join("util").join(f), src.join(f)).unwrap();
-    }
-    let idx = tmp.path().join("idx");
-    assert!(beryl().arg("index").arg(&src).arg("--index").arg(&idx).output().unwrap().status.success());
-    let q = tmp.path().join("crc32c.p");
-    std::fs::write(&q, "CRC32C(data, n)\n1  crc = NOT 0\n2  for i = 0 to n - 1\n3      crc = TABLE[(crc XOR data[i]) AND 0xFF] XOR (crc >> 8)\n4  return NOT crc\n").unwrap();
-    let o = beryl().args(["search", "--json", "--top", "3", "--pseudo"]).arg(&q).arg("--index").arg(&idx).output().unwrap();
-    let v = report(&o);
-    let frags = v["fragments"].as_array().unwrap();
-    let through = frags
-        .iter()
-        .find(|f| f["spans"].as_array().unwrap().iter().any(|s| s["function"] == "leveldb::crc32c::Value"))
-        .unwrap_or_else(|| panic!("no result reaches Extend through Value: {v}"));
-    let spans = through["spans"].as_array().unwrap();
-    assert_eq!(spans[0]["function"], "leveldb::crc32c::Extend", "{through}");
-    assert!(spans[0]["nodes"].as_u64().unwrap() > 0 && spans[1]["nodes"] == 0, "{through}");
-    assert!(through["reasons"].as_array().unwrap().iter().any(|r| r.as_str().unwrap().starts_with("entry: `leveldb::crc32c::Value`")), "{through}");
-    // Every result line of the text report names the function that holds the match.
-    let o = beryl().args(["search", "--top", "3", "--pseudo"]).arg(&q).arg("--index").arg(&idx).output().unwrap();
-    let out = String::from_utf8_lossy(&o.stdout);
-    let heads: Vec<&str> = out.lines().filter(|l| l.contains("  #") && l.contains(" score ")).collect();
-    assert!(heads.iter().all(|h| !h.contains("crc32c::Value ")), "{out}");
-}
-
 /// The build report of `beryl index --json`.
 fn report(o: &std::process::Output) -> serde_json::Value {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

@@ -180,15 +180,11 @@ pub(super) fn to_fragments(index: &Index, q: &Query, cands: &[Candidate]) -> Res
                 test: in_tests(&s.path, &index.meta.roots),
             })
         };
-        let spans = lead_with_the_match(c.spans.iter().map(&mut span).collect::<Result<Vec<_>, _>>()?, c.function);
+        let spans = c.spans.iter().map(&mut span).collect::<Result<Vec<_>, _>>()?;
         let apart = c.apart.iter().map(&mut span).collect::<Result<Vec<_>, _>>()?;
         let copies = c.copies.iter().map(&mut span).collect::<Result<Vec<_>, _>>()?;
         // The name signal read the root, which may be among the spans set apart.
         let name = rows.function(c.function)?.qualified.clone();
-        let mut reasons = explain(c, q, &name);
-        if spans.first().is_some_and(|s| s.function_id != c.function) && spans.iter().any(|s| s.function_id == c.function) {
-            reasons.push(format!("entry: `{name}` calls the matched code and holds none of it; it is listed after"));
-        }
         out.push(Fragment {
             rank: rank + 1,
             score: c.score as f64,
@@ -200,26 +196,10 @@ pub(super) fn to_fragments(index: &Index, q: &Query, cands: &[Candidate]) -> Res
             apart,
             copies,
             matches,
-            reasons,
+            reasons: explain(c, q, &name),
         });
     }
     Ok(out)
-}
-
-/// Puts first the span with the most matched statements when the root (`root`) holds none:
-/// a wrapper or public entry point grown into the function that does the work. The first
-/// span is what a report's result line names, and the reader looks for the algorithm
-/// there, not in the call that leads to it. Otherwise the root stays first.
-pub(super) fn lead_with_the_match(mut spans: Vec<Span>, root: u32) -> Vec<Span> {
-    if spans.first().is_none_or(|s| s.function_id != root || s.nodes > 0) {
-        return spans;
-    }
-    let best = (1..spans.len()).filter(|&i| spans[i].nodes > 0).max_by_key(|&i| (spans[i].nodes, std::cmp::Reverse(i)));
-    if let Some(b) = best {
-        let s = spans.remove(b);
-        spans.insert(0, s);
-    }
-    spans
 }
 
 /// Whole functions ranked by one signal (the single-retriever methods).
@@ -253,26 +233,6 @@ mod tests {
 
     fn span(function: u32, path: &str, lines: (u32, u32), matched: usize) -> CandSpan {
         CandSpan { function, path: path.into(), lines, matched }
-    }
-
-    fn shown(function_id: u32, lines: (u32, u32), nodes: usize) -> Span {
-        Span { path: "a.c".into(), function_id, function: format!("f{function_id}"), function_lines: lines, lines, nodes, test: false }
-    }
-
-    #[test]
-    fn a_root_without_matches_follows_the_code_that_matches() {
-        let ids = |s: &[Span]| s.iter().map(|s| s.function_id).collect::<Vec<_>>();
-        // A one-line wrapper (7) over two callees: the one holding most matches leads, the
-        // rest keep their order.
-        let wrapped = vec![shown(7, (20, 20), 0), shown(8, (100, 140), 1), shown(9, (200, 260), 4)];
-        assert_eq!(ids(&lead_with_the_match(wrapped, 7)), vec![9, 7, 8]);
-        // A root that holds part of the match stays first, however much its callees hold.
-        let sort = vec![shown(7, (10, 40), 2), shown(8, (50, 90), 6)];
-        assert_eq!(ids(&lead_with_the_match(sort, 7)), vec![7, 8]);
-        // Nothing matched anywhere, or the root set apart already: unchanged.
-        assert_eq!(ids(&lead_with_the_match(vec![shown(7, (1, 2), 0), shown(8, (3, 4), 0)], 7)), vec![7, 8]);
-        assert_eq!(ids(&lead_with_the_match(vec![shown(8, (3, 9), 3)], 7)), vec![8]);
-        assert!(lead_with_the_match(Vec::new(), 7).is_empty());
     }
 
     #[test]
