@@ -370,7 +370,7 @@ fn search_raw(index: &mut IndexImpl, queries: &[f32], dim: usize, k: usize, allo
         }
         Some(bits) => match selected(index, &queries[..nq * dim], nq, k, bits, false) {
             // A layout may also pass the selector over without a word.
-            Ok(r) if r.0.iter().flatten().all(|&id| bits.get((id / 8) as usize).is_some_and(|b| b >> (id % 8) & 1 == 1)) => r,
+            Ok(r) if r.0.iter().flatten().all(|&id| in_bits(bits, id)) => r,
             Ok(_) => {
                 log::debug!("the subset selector was not applied: filtering");
                 filtered(index, &queries[..nq * dim], nq, k, bits)?
@@ -392,11 +392,16 @@ fn search_raw(index: &mut IndexImpl, queries: &[f32], dim: usize, k: usize, allo
         .collect())
 }
 
+/// Whether `id` is set in the selector bitmap `bits`.
+fn in_bits(bits: &[u8], id: u64) -> bool {
+    bits.get((id / 8) as usize).is_some_and(|b| b >> (id % 8) & 1 == 1)
+}
+
 /// The best `k` ids set in `bits`, found by searching ever wider and dropping the others,
 /// for layouts that take no selector.
 fn filtered(index: &mut IndexImpl, queries: &[f32], nq: usize, k: usize, bits: &[u8]) -> Result<(Vec<Option<u64>>, Vec<f32>), IndexError> {
     let total = index.ntotal() as usize;
-    let set = |id: u64| bits.get((id / 8) as usize).is_some_and(|b| b >> (id % 8) & 1 == 1);
+    let set = |id: u64| in_bits(bits, id);
     let mut wide = k.saturating_mul(8).min(total).max(1);
     loop {
         let r = index.search(queries, wide).map_err(|e| IndexError::Faiss(e.to_string()))?;
@@ -471,7 +476,6 @@ pub fn scores_of(index: &mut IndexImpl, query: &[f32], ids: &[u64]) -> Result<Op
     for &id in ids {
         bits[id as usize / 8] |= 1 << (id % 8);
     }
-    let set = |id: u64| bits.get((id / 8) as usize).is_some_and(|b| b >> (id % 8) & 1 == 1);
     let (labels, distances) = match selected(index, query, 1, ids.len(), &bits, true) {
         Ok(r) => r,
         Err(e) => {
@@ -479,7 +483,7 @@ pub fn scores_of(index: &mut IndexImpl, query: &[f32], ids: &[u64]) -> Result<Op
             return Ok(None);
         }
     };
-    if labels.iter().flatten().any(|&id| !set(id)) {
+    if labels.iter().flatten().any(|&id| !in_bits(&bits, id)) {
         return Ok(None);
     }
     Ok(Some(labels.into_iter().zip(distances).filter_map(|(l, d)| Some((l?, d))).collect()))
